@@ -1,0 +1,1 @@
+print("benchmarks arrive with issue 07")

@@ -1,0 +1,43 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Moments",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "MomentsNetworking", targets: ["MomentsNetworking"]),
+        .library(name: "Moments", targets: ["Moments"]),
+        .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
+        .executable(name: "moments", targets: ["MomentsCLI"]),
+        .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
+    ],
+    targets: [
+        .target(name: "MomentsNetworking"),
+        .target(name: "Moments", dependencies: ["MomentsNetworking"]),
+        .systemLibrary(
+            name: "MomentsCSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsCSQLite"]),
+        .executableTarget(name: "MomentsCLI", dependencies: ["Moments", "MomentsSQLite"]),
+        .executableTarget(
+            name: "MomentsBenchmarks",
+            dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite"],
+            path: "Benchmarks/MomentsBenchmarks"
+        ),
+        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking"], path: "Tests/MomentsTestSupport"),
+        .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsNetworking", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsSQLiteTests", dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
+    ]
+)
+
+// Strictness is turned on once, for every target that compiles Swift.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}

@@ -1,0 +1,1 @@
+print("moments: the CLI arrives with issue 06")

@@ -1,0 +1,119 @@
+public import Foundation
+
+/// A request built as a value, for the places where declaring a type per endpoint is
+/// more ceremony than it is worth (the intensive style).
+///
+/// Sent through the same `HTTPClient.send(_:)` as any ``Request``.
+///
+/// For example:
+/// ```swift
+/// let user = try await client.send(
+///     Endpoint<User>.get("/users/\(segment: id)")
+///         .header("Accept-Language", "en")
+///         .query("fields", "name,avatar")
+///         .timeout(.seconds(5))
+/// )
+/// ```
+public struct Endpoint<Response: Sendable>: Request {
+    public var method: HTTPMethod
+    public var path: String
+    public var query: [URLQueryItem] = []
+    public var headers: HTTPHeaders = [:]
+    public var body: RequestBody?
+    public var timeout: Duration?
+    private let decode: @Sendable (HTTPResponse, JSONDecoder) throws -> Response
+
+    /// Creates a request with a custom decoding of the answer.
+    public init(
+        _ method: HTTPMethod,
+        _ path: String,
+        decode: @escaping @Sendable (HTTPResponse, JSONDecoder) throws -> Response
+    ) {
+        self.method = method
+        self.path = path
+        self.decode = decode
+    }
+
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
+        try decode(response, decoder)
+    }
+
+    // MARK: Modifiers
+
+    /// Returns this request with the header field `name` set to `value`.
+    public func header(_ name: String, _ value: String) -> Self {
+        var copy = self
+        copy.headers[name] = value
+        return copy
+    }
+
+    /// Returns this request with a query item appended.
+    public func query(_ name: String, _ value: String?) -> Self {
+        var copy = self
+        copy.query.append(URLQueryItem(name: name, value: value))
+        return copy
+    }
+
+    /// Returns this request with `value` as its JSON body.
+    public func body(_ value: some Encodable & Sendable) -> Self {
+        var copy = self
+        copy.body = .json(value)
+        return copy
+    }
+
+    /// Returns this request with raw bytes as its body.
+    public func body(_ data: Data, contentType: String?) -> Self {
+        var copy = self
+        copy.body = .data(data, contentType: contentType)
+        return copy
+    }
+
+    /// Returns this request with its own deadline.
+    public func timeout(_ timeout: Duration) -> Self {
+        var copy = self
+        copy.timeout = timeout
+        return copy
+    }
+}
+
+extension Endpoint where Response: Decodable {
+    /// A request whose answer decodes from JSON.
+    public init(_ method: HTTPMethod, _ path: String) {
+        self.init(method, path) { response, decoder in
+            try decoder.decode(Response.self, from: response.body)
+        }
+    }
+
+    public static func get(_ path: String) -> Self { Self(.get, path) }
+    public static func post(_ path: String) -> Self { Self(.post, path) }
+    public static func put(_ path: String) -> Self { Self(.put, path) }
+    public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    public static func delete(_ path: String) -> Self { Self(.delete, path) }
+}
+
+extension Endpoint where Response == Data {
+    /// A request whose answer is returned as raw bytes.
+    public init(_ method: HTTPMethod, _ path: String) {
+        self.init(method, path) { response, _ in response.body }
+    }
+
+    public static func get(_ path: String) -> Self { Self(.get, path) }
+    public static func post(_ path: String) -> Self { Self(.post, path) }
+    public static func put(_ path: String) -> Self { Self(.put, path) }
+    public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    public static func delete(_ path: String) -> Self { Self(.delete, path) }
+}
+
+extension Endpoint where Response == Void {
+    /// A request whose answer body is ignored.
+    public init(_ method: HTTPMethod, _ path: String) {
+        self.init(method, path) { _, _ in }
+    }
+
+    public static func get(_ path: String) -> Self { Self(.get, path) }
+    public static func post(_ path: String) -> Self { Self(.post, path) }
+    public static func put(_ path: String) -> Self { Self(.put, path) }
+    public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    public static func delete(_ path: String) -> Self { Self(.delete, path) }
+    public static func head(_ path: String) -> Self { Self(.head, path) }
+}

@@ -1,0 +1,194 @@
+public import Foundation
+
+/// Why a call through ``HTTPClient`` produced no value.
+///
+/// The outcomes of a call are kept apart: the server answered with a failure status
+/// (``Code-swift.struct/serverError``: ``response`` holds status, headers and body);
+/// no usable answer arrived (``Code-swift.struct/transportFailure``: ``transportFailure``
+/// says why); the answer could not be decoded (``Code-swift.struct/decodingFailure``);
+/// and the request was cancelled, invalid, or its response too large.
+///
+/// It is a struct over an open set of codes, so codes can be added without breaking
+/// anyone's `switch`. Compare codes with `==`:
+/// ```swift
+/// do { try await client.send(request) }
+/// catch let error as HTTPClientError where error.code == .serverError {
+///     let apiError = try error.decodeBody(as: APIError.self)
+/// }
+/// ```
+/// No description ever contains a request header value or a token.
+public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The server answered with a status outside the accepted range.
+        public static let serverError = Code("server error")
+        /// No usable answer: refused, reset, DNS failure, timed out, truncated body.
+        public static let transportFailure = Code("transport failure")
+        /// The answer arrived but could not be decoded into the response type.
+        public static let decodingFailure = Code("decoding failure")
+        /// The GraphQL server answered with errors.
+        public static let graphQLFailure = Code("GraphQL errors")
+        /// The calling task, or the client, cancelled the request.
+        public static let cancelled = Code("cancelled")
+        /// The request was rejected before anything was sent.
+        public static let invalidRequest = Code("invalid request")
+        /// The response body was larger than the configured maximum.
+        public static let responseTooLarge = Code("response too large")
+
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// The method of the failed request, when it was built.
+    public internal(set) var method: HTTPMethod?
+    /// The URL of the failed request, when it was built.
+    public internal(set) var url: URL?
+    /// The server's answer, for ``Code-swift.struct/serverError``,
+    /// ``Code-swift.struct/decodingFailure`` and GraphQL failures.
+    public let response: HTTPResponse?
+    /// Why no usable answer arrived, for ``Code-swift.struct/transportFailure``.
+    public let transportFailure: TransportFailure?
+    /// Where decoding failed, for ``Code-swift.struct/decodingFailure``.
+    public let decodingFailure: DecodingFailure?
+    /// The errors a GraphQL server returned, for ``Code-swift.struct/graphQLFailure``.
+    public let graphQLErrors: [GraphQLError]
+    /// The `data` a GraphQL server returned beside its errors, as JSON bytes, if any.
+    public let graphQLPartialData: Data?
+    /// The error that caused this one, if any (a validation error, an encoding error).
+    public let underlyingError: (any Error)?
+    /// A short, human-readable explanation.
+    public let reason: String
+
+    init(
+        code: Code,
+        reason: String,
+        response: HTTPResponse? = nil,
+        transportFailure: TransportFailure? = nil,
+        decodingFailure: DecodingFailure? = nil,
+        graphQLErrors: [GraphQLError] = [],
+        graphQLPartialData: Data? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.reason = reason
+        self.response = response
+        self.transportFailure = transportFailure
+        self.decodingFailure = decodingFailure
+        self.graphQLErrors = graphQLErrors
+        self.graphQLPartialData = graphQLPartialData
+        self.underlyingError = underlyingError
+    }
+
+    /// The HTTP status the server answered with, if it answered.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// Decodes the body of the server's answer into the API's own error type.
+    ///
+    /// - Throws: ``Code-swift.struct/decodingFailure`` if there is no body or it does
+    ///   not decode as `T`.
+    public func decodeBody<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        guard let response, !response.body.isEmpty else {
+            throw HTTPClientError(code: .decodingFailure, reason: "there is no response body to decode as \(T.self)")
+        }
+        do {
+            return try decoder.decode(T.self, from: response.body)
+        } catch {
+            throw HTTPClientError.decodingFailed(T.self, error: error, response: response)
+        }
+    }
+
+    public var description: String {
+        var text = "HTTPClientError.\(code)"
+        if let method, let url { text += " (\(method) \(Self.redactedURL(url)))" }
+        text += ": \(reason)"
+        return text
+    }
+
+    /// The URL without its query and fragment, which may carry credentials.
+    static func redactedURL(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
+        let hadQuery = components.query != nil
+        components.query = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        return (components.string ?? "<url>") + (hadQuery ? "?…" : "")
+    }
+}
+
+// MARK: - Making errors
+
+extension HTTPClientError {
+    /// The server answered with a failure status.
+    public static func serverError(_ response: HTTPResponse) -> HTTPClientError {
+        var reason = "the server answered \(response.statusCode)"
+        let excerpt = response.bodyExcerpt(limit: 200)
+        if !excerpt.isEmpty { reason += ": \(excerpt)" }
+        return HTTPClientError(code: .serverError, reason: reason, response: response)
+    }
+
+    /// No usable answer arrived.
+    public static func transportFailure(_ failure: TransportFailure) -> HTTPClientError {
+        HTTPClientError(code: .transportFailure, reason: failure.description, transportFailure: failure)
+    }
+
+    /// The request was cancelled.
+    public static func cancelled() -> HTTPClientError {
+        HTTPClientError(code: .cancelled, reason: "the request was cancelled")
+    }
+
+    /// The request was rejected before anything was sent.
+    public static func invalidRequest(_ reason: String, underlyingError: (any Error)? = nil) -> HTTPClientError {
+        HTTPClientError(code: .invalidRequest, reason: reason, underlyingError: underlyingError)
+    }
+
+    /// The response body exceeded `limit` bytes.
+    public static func responseTooLarge(limit: Int, received: Int?) -> HTTPClientError {
+        let size = received.map { "\($0) bytes" } ?? "more bytes"
+        return HTTPClientError(
+            code: .responseTooLarge,
+            reason: "the response body (\(size)) exceeds the limit of \(limit) bytes"
+        )
+    }
+
+    /// The body of `response` could not be decoded as `type`.
+    public static func decodingFailed(_ type: Any.Type, error: any Error, response: HTTPResponse) -> HTTPClientError {
+        let failure = DecodingFailure(type: type, error: error, body: response.body)
+        return HTTPClientError(
+            code: .decodingFailure,
+            reason: failure.description,
+            response: response,
+            decodingFailure: failure,
+            underlyingError: error
+        )
+    }
+
+    /// The GraphQL server answered with errors.
+    public static func graphQLFailure(
+        _ errors: [GraphQLError],
+        partialData: Data?,
+        response: HTTPResponse
+    ) -> HTTPClientError {
+        let messages = errors.prefix(3).map(\.description).joined(separator: "; ")
+        let more = errors.count > 3 ? " (and \(errors.count - 3) more)" : ""
+        return HTTPClientError(
+            code: .graphQLFailure,
+            reason: "the server answered with GraphQL errors: \(messages)\(more)",
+            response: response,
+            graphQLErrors: errors,
+            graphQLPartialData: partialData
+        )
+    }
+
+    /// Returns this error with the request it belongs to attached.
+    func attaching(method: HTTPMethod, url: URL) -> HTTPClientError {
+        var copy = self
+        if copy.method == nil { copy.method = method }
+        if copy.url == nil { copy.url = url }
+        return copy
+    }
+}

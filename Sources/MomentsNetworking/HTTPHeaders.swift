@@ -1,0 +1,114 @@
+/// An ordered list of HTTP header fields whose names compare case-insensitively.
+///
+/// Values of fields that carry credentials (`Authorization`, cookies, anything named
+/// like a token, key, secret or password) are redacted from `description`.
+///
+/// For example:
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["accept"] // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field.
+    public struct Field: Sendable, Hashable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field]
+
+    /// Creates an empty list.
+    public init() { fields = [] }
+
+    /// Creates a list from name-value pairs, in order.
+    public init(_ pairs: [(String, String)]) {
+        fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The first value of the field named `name` (case-insensitive); setting a value
+    /// replaces every field of that name, and setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            guard let newValue else {
+                fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+                return
+            }
+            guard let first = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) else {
+                fields.append(Field(name: name, value: newValue))
+                return
+            }
+            fields[first].value = newValue
+            let rest = fields.index(after: first)
+            fields[rest...].removeAll { $0.name.caseInsensitiveEquals(name) }
+        }
+    }
+
+    /// Whether a field named `name` is present (case-insensitive).
+    public func contains(_ name: String) -> Bool {
+        fields.contains { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// Adds a field, keeping any existing field of the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Returns these headers with `other`'s fields replacing any of the same name.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        guard !other.isEmpty else { return self }
+        var merged = self
+        merged.fields.removeAll { field in other.contains(field.name) }
+        merged.fields.append(contentsOf: other.fields)
+        return merged
+    }
+
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields == rhs.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(fields)
+    }
+
+    /// The fields as `Name: value` lines, with credentials redacted.
+    public var description: String {
+        let rendered = fields.map { field in
+            "\(field.name): \(Self.isSensitive(field.name) ? "<redacted>" : field.value)"
+        }
+        return "[" + rendered.joined(separator: ", ") + "]"
+    }
+
+    /// Whether a field of this name may carry a credential and must never be logged.
+    public static func isSensitive(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        if lowered == "authorization" || lowered == "proxy-authorization" { return true }
+        return ["auth", "token", "cookie", "key", "secret", "password", "session"]
+            .contains { lowered.contains($0) }
+    }
+}
+
+extension String {
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+}

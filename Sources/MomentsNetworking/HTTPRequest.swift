@@ -1,0 +1,33 @@
+public import Foundation
+
+/// A request as a transport sends it: a method, an absolute URL, header fields, body
+/// bytes, and the limits the transport must enforce.
+///
+/// `HTTPClient` builds one from each ``Request`` it sends; an ``HTTPTransport`` sees
+/// nothing else.
+public struct HTTPRequest: Sendable, Hashable {
+    public var method: HTTPMethod
+    public var url: URL
+    public var headers: HTTPHeaders
+    public var body: Data?
+    /// The deadline for the whole exchange, from sending to the last body byte.
+    public var timeout: Duration
+    /// The largest response body the transport may accept, in bytes; `nil` for no limit.
+    public var maximumResponseSize: Int?
+
+    public init(
+        method: HTTPMethod,
+        url: URL,
+        headers: HTTPHeaders = [:],
+        body: Data? = nil,
+        timeout: Duration = .seconds(60),
+        maximumResponseSize: Int? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maximumResponseSize = maximumResponseSize
+    }
+}

@@ -1,0 +1,29 @@
+public import Foundation
+
+/// A response as a transport received it: status, header fields and the whole body.
+public struct HTTPResponse: Sendable, Hashable {
+    public var statusCode: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first characters of the body as text, for error messages and logs.
+    /// Bytes that are not valid UTF-8 are replaced.
+    public func bodyExcerpt(limit: Int = 512) -> String {
+        BodyExcerpt.make(body, limit: limit)
+    }
+}
+
+enum BodyExcerpt {
+    static func make(_ body: Data, limit: Int) -> String {
+        guard !body.isEmpty else { return "" }
+        let prefix = body.prefix(limit)
+        let text = String(decoding: prefix, as: UTF8.self)
+        return body.count > limit ? text + "… (\(body.count) bytes)" : text
+    }
+}

@@ -1,0 +1,88 @@
+public import Foundation
+
+/// One endpoint of an HTTP API: where it lives, what it sends and how its answer decodes.
+///
+/// Declare one type per endpoint (the discrete style); every requirement but `path`
+/// has a default. Parameters are checked in ``validate()``, before anything is sent.
+///
+/// For example:
+/// ```swift
+/// struct GetUser: Request {
+///     typealias Response = User
+///     let id: String
+///     var path: String { "/users/\(segment: id)" }
+///     func validate() throws {
+///         guard !id.isEmpty else { throw ValidationError("id is empty") }
+///     }
+/// }
+/// let user = try await client.send(GetUser(id: "42"))
+/// ```
+///
+/// Responses decode as JSON when `Response` is `Decodable`, as raw bytes when it is
+/// `Data`, and are ignored when it is `Void`.
+public protocol Request: Sendable {
+    /// The value a successful answer decodes to.
+    associatedtype Response: Sendable
+
+    /// The path, appended to the client's base URL. Place identifiers with
+    /// `"\(segment: id)"` so they stay one path segment.
+    var path: String { get }
+    /// The method. The default is `GET`.
+    var method: HTTPMethod { get }
+    /// The query items. The default is none.
+    var query: [URLQueryItem] { get }
+    /// Header fields; they win over the client's default headers. The default is none.
+    var headers: HTTPHeaders { get }
+    /// The body. The default is none.
+    var body: RequestBody? { get }
+    /// The deadline for this request; `nil` uses the client's. The default is `nil`.
+    var timeout: Duration? { get }
+
+    /// Rejects a request whose parameters are invalid, before anything is sent.
+    /// The default accepts every request.
+    ///
+    /// - Throws: any error; the client reports it as
+    ///   ``HTTPClientError/Code-swift.struct/invalidRequest``.
+    func validate() throws
+
+    /// Decodes a successful answer.
+    func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response
+
+    /// Interprets an answer whose status is outside the accepted range, or returns `nil`
+    /// to report it as ``HTTPClientError/Code-swift.struct/serverError``. The default
+    /// returns `nil`.
+    func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
+}
+
+extension Request {
+    public var method: HTTPMethod { .get }
+    public var query: [URLQueryItem] { [] }
+    public var headers: HTTPHeaders { [:] }
+    public var body: RequestBody? { nil }
+    public var timeout: Duration? { nil }
+    public func validate() throws {}
+    public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
+}
+
+extension Request where Response: Decodable {
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
+        try decoder.decode(Response.self, from: response.body)
+    }
+}
+
+extension Request where Response == Data {
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Data {
+        response.body
+    }
+}
+
+extension Request where Response == Void {
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws {}
+}
+
+/// A simple error for ``Request/validate()`` implementations.
+public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

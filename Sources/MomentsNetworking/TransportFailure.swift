@@ -1,0 +1,43 @@
+/// Why a transport produced no usable answer.
+public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of transport failure.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// Nothing listened at the address, or it refused the connection.
+        public static let connectionRefused = Kind("connection refused")
+        /// The connection was reset or closed before the answer was complete.
+        public static let connectionReset = Kind("connection reset")
+        /// The host name could not be resolved.
+        public static let hostNotFound = Kind("host not found")
+        /// The request did not finish within its deadline.
+        public static let timedOut = Kind("timed out")
+        /// The body ended before the length the server announced.
+        public static let truncatedResponse = Kind("truncated response")
+        /// The machine has no network.
+        public static let notConnected = Kind("not connected")
+        /// The TLS handshake or certificate check failed.
+        public static let secureConnectionFailed = Kind("secure connection failed")
+        /// The server's answer was not valid HTTP.
+        public static let badResponse = Kind("bad server response")
+        /// Anything else.
+        public static let other = Kind("other")
+
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+    /// What the platform reported, without any request header or body.
+    public let message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String {
+        message.isEmpty ? kind.description : "\(kind): \(message)"
+    }
+}

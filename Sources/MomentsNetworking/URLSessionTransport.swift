@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Dispatch
+
+/// An ``HTTPTransport`` over one long-lived `URLSession`.
+///
+/// Built for Linux's FoundationNetworking as much as for Apple's:
+/// - one session per transport, for its whole life (creating and invalidating sessions
+///   per request leaks threads and has crashed);
+/// - the deadline of each request is enforced with its own timer, because URLSession's
+///   timeouts are idle timeouts truncated to whole seconds;
+/// - cancellation answers the caller at once and cancels the network task from
+///   another thread, so the cancelling thread can never deadlock against a task that
+///   finishes at the same moment;
+/// - the body is checked against the size limit as it arrives, and a body longer than
+///   the limit is abandoned before it is all read.
+public final class URLSessionTransport: HTTPTransport {
+    /// How the transport's session is set up.
+    public struct Configuration: Sendable {
+        /// Connections kept per host. The default is 6.
+        public var maximumConnectionsPerHost: Int = 6
+        /// Whether cookies are stored and sent. The default is `false`: a server-side
+        /// client should not share one user's cookies with another's requests.
+        public var handlesCookies: Bool = false
+
+        /// Creates a configuration with every default.
+        public init() {}
+    }
+
+    private let session: URLSession
+    private let delegate: URLSessionTransportDelegate
+
+    /// Creates a transport with its own session.
+    public init(configuration: Configuration = Configuration()) {
+        let sessionConfiguration = URLSessionConfiguration.default
+        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpShouldSetCookies = configuration.handlesCookies
+        if !configuration.handlesCookies { sessionConfiguration.httpCookieStorage = nil }
+        let delegate = URLSessionTransportDelegate()
+        let queue = OperationQueue()
+        queue.name = "MomentsNetworking.URLSessionTransport"
+        queue.maxConcurrentOperationCount = 1
+        self.delegate = delegate
+        self.session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let task = session.dataTask(with: Self.makeURLRequest(request))
+        let exchange = URLSessionExchange(
+            task: task,
+            limit: request.maximumResponseSize,
+            expectsBody: request.method != .head
+        )
+        delegate.register(exchange, for: task)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if exchange.start(continuation) {
+                    exchange.scheduleDeadline(after: request.timeout)
+                    task.resume()
+                }
+            }
+        } onCancel: {
+            exchange.finish(throwing: .cancelled())
+        }
+    }
+
+    static func makeURLRequest(_ request: HTTPRequest) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        for field in request.headers {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        urlRequest.httpBody = request.body
+        // Our own timer enforces the deadline; URLSession's (whole seconds, idle) is a backstop.
+        let seconds = Double(request.timeout.components.seconds)
+            + Double(request.timeout.components.attoseconds) / 1e18
+        urlRequest.timeoutInterval = max(1, seconds.rounded(.up) + 1)
+        return urlRequest
+    }
+}
+
+/// Routes the session's callbacks to the exchange each task belongs to.
+final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let exchanges = LockedDictionary<Int, URLSessionExchange>()
+
+    func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
+        exchanges[task.taskIdentifier] = exchange
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let allowed = exchanges[dataTask.taskIdentifier]?.receive(response) ?? false
+        completionHandler(allowed ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        exchanges[dataTask.taskIdentifier]?.receive(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        exchanges.removeValue(forKey: task.taskIdentifier)?.complete(error: error)
+    }
+}

@@ -1,0 +1,2 @@
+import Moments
+import MomentsCSQLite

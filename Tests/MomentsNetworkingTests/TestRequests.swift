@@ -1,0 +1,48 @@
+import Foundation
+import MomentsNetworking
+
+struct User: Codable, Equatable, Sendable {
+    var id: Int
+    var name: String
+}
+
+struct APIError: Codable, Equatable, Sendable {
+    var error: String
+}
+
+struct GetUser: Request {
+    typealias Response = User
+    var id: String
+    var path: String { "/users/\(segment: id)" }
+    func validate() throws {
+        guard !id.isEmpty else { throw ValidationError("the user id is empty") }
+    }
+}
+
+struct CreateUser: Request {
+    typealias Response = User
+    var user: User
+    var path: String { "/users" }
+    var method: HTTPMethod { .post }
+    var body: RequestBody? { .json(user) }
+    var headers: HTTPHeaders { ["Accept": "application/vnd.users+json", "X-Trace": "t-1"] }
+    var query: [URLQueryItem] { [URLQueryItem(name: "notify", value: "a+b c")] }
+    var timeout: Duration? { .seconds(2) }
+}
+
+struct DownloadAvatar: Request {
+    typealias Response = Data
+    var path: String { "/avatar" }
+}
+
+struct DeleteUser: Request {
+    typealias Response = Void
+    var path: String { "/users/1" }
+    var method: HTTPMethod { .delete }
+}
+
+let testBaseURL = URL(string: "https://api.example.com/v1/")!
+
+func jsonResponse(_ text: String, status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
+    HTTPResponse(statusCode: status, headers: headers, body: Data(text.utf8))
+}

@@ -1,0 +1,167 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+private struct Echo: Decodable, Sendable {
+    var method: String
+    var rawPath: String
+    var rawQuery: String
+    var headers: [String: String]
+    var body: String
+}
+
+/// `URLSessionTransport` against a real HTTP server on 127.0.0.1.
+@Suite(.serialized) struct URLSessionTransportTests {
+    let server: ScriptServer
+    let transport = URLSessionTransport()
+
+    init() throws {
+        server = try ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+    }
+
+    func client(_ configure: @Sendable (inout HTTPClient.Configuration) -> Void = { _ in }) -> HTTPClient {
+        HTTPClient(baseURL: server.baseURL, transport: transport, configure: configure)
+    }
+
+    @Test func sendsMethodPathQueryHeadersAndBody() async throws {
+        defer { server.stop() }
+        let echo = try await client().send(
+            Endpoint<Echo>.post("/echo/\(segment: "a b/c")")
+                .query("q", "1+1")
+                .header("X-Trace", "t-42")
+                .body(["hello": "wörld"])
+        )
+
+        #expect(echo.method == "POST")
+        #expect(echo.rawPath == "/echo/a%20b%2Fc")
+        #expect(echo.rawQuery == "q=1%2B1")
+        #expect(echo.headers["x-trace"] == "t-42")
+        #expect(echo.headers["content-type"] == "application/json")
+        #expect(echo.body == #"{"hello":"wörld"}"#)
+    }
+
+    @Test func aFailureStatusIsAnAnswerWithItsHeadersAndBody() async throws {
+        defer { server.stop() }
+        let error = await #expect(throws: HTTPClientError.self) {
+            try await client().send(Endpoint<Data>.get("/status/503").query("retryAfter", "7"))
+        }
+
+        #expect(error?.code == .serverError)
+        #expect(error?.statusCode == 503)
+        #expect(error?.response?.headers["retry-after"] == "7")
+        #expect(try error?.decodeBody(as: [String: String].self) == ["error": "status 503"])
+    }
+
+    @Test func cancellingASlowRequestEndsItPromptly() async throws {
+        defer { server.stop() }
+        let client = client()
+        let started = ContinuousClock.now
+        let task = Task { try await client.send(Endpoint<Data>.get("/slow").query("seconds", "10")) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+
+        #expect((result.error as? HTTPClientError)?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test func aFractionalDeadlineIsHonoured() async throws {
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: HTTPClientError.self) {
+            try await client { $0.timeout = .milliseconds(400) }
+                .send(Endpoint<Data>.get("/slow").query("seconds", "5"))
+        }
+        let elapsed = ContinuousClock.now - started
+
+        #expect(error?.code == .transportFailure)
+        #expect(error?.transportFailure?.kind == .timedOut)
+        #expect(elapsed >= .milliseconds(390))
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test func aRefusedConnectionIsATransportFailure() async throws {
+        defer { server.stop() }
+        let refused = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!, transport: transport)
+
+        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>.get("/json")) }
+
+        #expect(error?.code == .transportFailure)
+        #expect(error?.transportFailure?.kind == .connectionRefused)
+    }
+
+    @Test func aResetOrTruncatedAnswerIsATransportFailure() async throws {
+        defer { server.stop() }
+        let client = client()
+        let reset = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/reset")) }
+        let truncated = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/truncated")) }
+
+        #expect(reset?.code == .transportFailure)
+        #expect([.connectionReset, .badResponse].contains(reset?.transportFailure?.kind))
+        #expect(truncated?.code == .transportFailure)
+        #expect(truncated?.transportFailure?.kind == .truncatedResponse)
+        #expect(truncated?.description.contains("10 of 1000 bytes") == true)
+    }
+
+    @Test func bodiesOverTheLimitAreRefusedWithOrWithoutContentLength() async throws {
+        defer { server.stop() }
+        let client = client { $0.maximumResponseSize = 64 * 1024 }
+
+        let announced = await #expect(throws: HTTPClientError.self) {
+            try await client.send(Endpoint<Data>.get("/bytes").query("count", "1000000"))
+        }
+        let streamed = await #expect(throws: HTTPClientError.self) {
+            try await client.send(Endpoint<Data>.get("/stream").query("count", "10000000"))
+        }
+        let fits = try await client.send(Endpoint<Data>.get("/bytes").query("count", "65536"))
+
+        #expect(announced?.code == .responseTooLarge)
+        #expect(streamed?.code == .responseTooLarge)
+        #expect(fits.count == 65536)
+    }
+
+    @Test func aHeadAnswerHasNoBodyAndIsNotTruncated() async throws {
+        defer { server.stop() }
+        let response = try await client().response(for: Endpoint<Data>(.head, "/bytes").query("count", "500"))
+
+        #expect(response.statusCode == 200)
+        #expect(response.headers["content-length"] == "500")
+        #expect(response.value.isEmpty)
+    }
+
+    @Test func manyConcurrentRequestsAllSucceed() async throws {
+        defer { server.stop() }
+        let client = client()
+        let names = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await client.send(Endpoint<User>.get("/json")).name }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(names == Array(repeating: "Ada", count: 64))
+    }
+
+    @Test func cancellationRacingCompletionNeverHangs() async throws {
+        defer { server.stop() }
+        let client = client { $0.timeout = .seconds(5) }
+        var outcomes = (values: 0, cancelled: 0)
+        let started = ContinuousClock.now
+        for round in 0..<400 {
+            let task = Task { try await client.send(Endpoint<Data>.get("/json")) }
+            if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
+            task.cancel()
+            switch await task.result {
+            case .success: outcomes.values += 1
+            case .failure(let error):
+                #expect((error as? HTTPClientError)?.code == .cancelled)
+                outcomes.cancelled += 1
+            }
+        }
+        #expect(outcomes.values + outcomes.cancelled == 400)
+        #expect(outcomes.cancelled > 0)
+        #expect(ContinuousClock.now - started < .seconds(60))
+        // The transport still works after the storm.
+        #expect(try await client.send(Endpoint<User>.get("/json")).name == "Ada")
+    }
+}

@@ -1,0 +1,97 @@
+public import Foundation
+
+/// A loopback server run as a child process (a Python script of `Tools/`), for tests
+/// that need a real socket. The script prints `PORT <n>` first and exits when its
+/// stdin closes, so it cannot outlive the test process.
+public final class ScriptServer {
+    public let port: Int
+    public let baseURL: URL
+    private let process: Process
+    private let stdin: Pipe
+
+    /// Starts `script` (a path relative to the repository root) with `arguments`.
+    public init(script: String, arguments: [String] = []) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Repository.root.appendingPathComponent(script).path] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        self.process = process
+        self.stdin = stdin
+
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let portText = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") })?.dropFirst(5),
+              let port = Int(portText.trimmingCharacters(in: .whitespaces)) else {
+            process.terminate()
+            throw ScriptServerError(message: "\(script) did not report its port; it printed: \(text)")
+        }
+        self.port = port
+        self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// Stops the server and waits for it to exit.
+    public func stop() {
+        guard process.isRunning else { return }
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+public struct ScriptServerError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// Paths inside this repository.
+public enum Repository {
+    /// The repository root, found from this file's location.
+    public static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+}
+
+/// A fresh directory under the system's temporary directory, removed with `remove()`.
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    public init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("moments-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then released).
+public func unusedLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
