@@ -4,6 +4,11 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
     public struct Location: Sendable, Hashable, Codable {
         public let line: Int
         public let column: Int
+
+        public init(line: Int, column: Int) {
+            self.line = line
+            self.column = column
+        }
     }
 
     /// One step of the path to the field that failed: a field name or a list index.

@@ -1,0 +1,49 @@
+public import MomentsNetworking
+
+/// The query `getMomentsDetailsByUserID`: a user's timeline.
+///
+/// With `withLikes` false, `isLiked` and `likes` are left out of the answer
+/// (`@include(if: $withLikes)`), and the moments' fields of the same names are `nil`.
+public struct GetMomentsByUserID: GraphQLOperation {
+    public typealias Response = MomentsDetails
+
+    public struct Variables: Encodable, Sendable, Hashable {
+        public var userID: String
+        public var withLikes: Bool
+    }
+
+    public struct ResponseData: Decodable, Sendable {
+        public var getMomentsDetailsByUserID: MomentsDetails
+    }
+
+    public static let operationName = "getMomentsDetailsByUserID"
+    public static let document = """
+        query getMomentsDetailsByUserID($userID: ID!, $withLikes: Boolean!) {
+          getMomentsDetailsByUserID(userID: $userID) {
+            \(MomentsSelection.userDetails)
+            moments {
+              \(MomentsSelection.momentFields)
+              isLiked @include(if: $withLikes)
+              likes @include(if: $withLikes) { id avatar }
+            }
+          }
+        }
+        """
+
+    public var variables: Variables
+
+    /// - Parameters:
+    ///   - userID: Whose timeline to fetch.
+    ///   - withLikes: Whether to fetch `isLiked` and `likes`. The default is `true`.
+    public init(userID: String, withLikes: Bool = true) {
+        variables = Variables(userID: userID, withLikes: withLikes)
+    }
+
+    public func validate() throws {
+        guard !variables.userID.isEmpty else { throw ValidationError("userID is empty") }
+    }
+
+    public func extract(_ data: ResponseData) -> MomentsDetails {
+        data.getMomentsDetailsByUserID
+    }
+}

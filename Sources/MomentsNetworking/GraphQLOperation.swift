@@ -1,0 +1,139 @@
+public import Foundation
+
+/// A GraphQL query or mutation, sent as `POST /graphql` with the body
+/// `{"query", "operationName", "variables"}`.
+///
+/// The answer's `{"data", "errors"}` envelope is decoded for you: errors (also when sent
+/// with a failure status such as 400) become ``HTTPClientError/Code-swift.struct/graphQLFailure``,
+/// keeping every message, path and any partial data; otherwise `data` is decoded as
+/// ``ResponseData`` and handed to ``extract(_:)``.
+///
+/// For example:
+/// ```swift
+/// struct GetViewer: GraphQLOperation {
+///     struct Variables: Encodable, Sendable { var id: String }
+///     struct ResponseData: Decodable, Sendable { var viewer: User }
+///     static let document = "query viewer($id: ID!) { viewer(id: $id) { id name } }"
+///     static let operationName = "viewer"
+///     var variables: Variables
+///     func extract(_ data: ResponseData) -> User { data.viewer }
+/// }
+/// ```
+public protocol GraphQLOperation: Request {
+    /// The operation's variables, encoded as the `variables` object.
+    associatedtype Variables: Encodable & Sendable
+    /// The shape of the `data` object of a successful answer.
+    associatedtype ResponseData: Decodable & Sendable
+
+    /// The GraphQL document.
+    static var document: String { get }
+    /// The name of the operation in ``document`` to run.
+    static var operationName: String { get }
+    /// Whether the operation is a mutation (never cached, never retried unless it opts in).
+    /// The default is `false`.
+    static var isMutation: Bool { get }
+
+    /// The values of the document's variables.
+    var variables: Variables { get }
+
+    /// Picks the response value out of the decoded `data`.
+    func extract(_ data: ResponseData) throws -> Response
+}
+
+/// The body of a GraphQL request.
+public struct GraphQLRequestBody<Variables: Encodable & Sendable>: Encodable, Sendable {
+    public let query: String
+    public let operationName: String
+    public let variables: Variables
+}
+
+extension GraphQLOperation {
+    public static var isMutation: Bool { false }
+    public var path: String { "/graphql" }
+    public var method: HTTPMethod { .post }
+    public var body: RequestBody? {
+        .json(GraphQLRequestBody(query: Self.document, operationName: Self.operationName, variables: variables))
+    }
+
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
+        let envelope = try decoder.decode(GraphQLEnvelope<ResponseData>.self, from: response.body)
+        if let errors = envelope.errors, !errors.isEmpty {
+            throw HTTPClientError.graphQLFailure(errors, partialData: envelope.rawData(in: response.body), response: response)
+        }
+        switch envelope.data {
+        case .success(let data):
+            return try extract(data)
+        case .failure(let error):
+            throw error
+        case nil:
+            throw HTTPClientError.decodingFailed(
+                ResponseData.self,
+                error: DecodingError.valueNotFound(ResponseData.self, DecodingError.Context(
+                    codingPath: [GraphQLEnvelopeKey.data],
+                    debugDescription: "the answer has neither data nor errors"
+                )),
+                response: response
+            )
+        }
+    }
+
+    public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? {
+        guard let envelope = try? decoder.decode(GraphQLEnvelope<ResponseData>.self, from: response.body),
+              let errors = envelope.errors, !errors.isEmpty else { return nil }
+        return .graphQLFailure(errors, partialData: envelope.rawData(in: response.body), response: response)
+    }
+}
+
+extension GraphQLOperation where Response == ResponseData {
+    public func extract(_ data: ResponseData) throws -> Response { data }
+}
+
+enum GraphQLEnvelopeKey: String, CodingKey {
+    case data, errors
+}
+
+/// `{"data", "errors"}`, decoded in one pass; `data` failing to decode is kept as a
+/// failure so that errors, when present, are reported first.
+struct GraphQLEnvelope<ResponseData: Decodable>: Decodable {
+    let data: Result<ResponseData, any Error>?
+    let errors: [GraphQLError]?
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: GraphQLEnvelopeKey.self)
+        errors = try container.decodeIfPresent([GraphQLError].self, forKey: .errors)
+        if container.contains(.data), try !container.decodeNil(forKey: .data) {
+            do {
+                data = .success(try container.decode(ResponseData.self, forKey: .data))
+            } catch {
+                data = .failure(error)
+            }
+        } else {
+            data = nil
+        }
+    }
+
+    /// The `data` member as JSON bytes, if it is present and not null.
+    func rawData(in body: Data) -> Data? {
+        guard data != nil,
+              let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+              let member = object["data"], !(member is NSNull) else { return nil }
+        return try? JSONSerialization.data(withJSONObject: member, options: [.sortedKeys])
+    }
+}
+
+extension HTTPClientError {
+    /// Decodes the partial `data` a GraphQL server sent beside its errors.
+    ///
+    /// - Throws: ``Code-swift.struct/decodingFailure`` if there is none or it does not
+    ///   decode as `T`.
+    public func decodeGraphQLPartialData<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        guard let graphQLPartialData else {
+            throw HTTPClientError(code: .decodingFailure, reason: "the GraphQL answer carried no partial data")
+        }
+        do {
+            return try decoder.decode(T.self, from: graphQLPartialData)
+        } catch {
+            throw HTTPClientError.decodingFailed(T.self, error: error, response: HTTPResponse(statusCode: statusCode ?? 200, body: graphQLPartialData))
+        }
+    }
+}

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""The reference Moments BFF: the schema in schema.graphql, served at POST /graphql.
+
+  python3 Tools/bff/server.py [--port 0] [--users N] [--moments-per-user M]
+                              [--token TOKEN] [--exit-with-stdin]
+
+Binds 127.0.0.1 (port 0: a free one) and prints `PORT <n>` as its first line.
+--users adds generated users `user-1`…`user-N` to the four sample moments of user "0".
+--token makes every /graphql request need `Authorization: Bearer TOKEN` (else 401).
+--exit-with-stdin stops the server when its stdin closes (for parents that spawn it).
+
+Control routes: GET /__health, POST /__reset (back to the initial data),
+POST and DELETE /__faults (see faults.py), GET /__stats.
+"""
+import argparse
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from graphql import build_schema, graphql_sync
+
+from data import Store
+from faults import Faults
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA = build_schema(open(os.path.join(HERE, "schema.graphql"), encoding="utf-8").read())
+
+
+class Root:
+    """Resolvers of the root fields; graphql-core calls them with (info, **arguments)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def getMomentsDetailsByUserID(self, info, userID):
+        return self.store.details(userID)
+
+    def updateMomentLike(self, info, momentID, userID, isLiked):
+        return self.store.update_like(momentID, userID, isLiked)
+
+
+class BFF(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address, users, per_user, token):
+        super().__init__(address, Handler)
+        self.users, self.per_user, self.token = users, per_user, token
+        self.faults = Faults()
+        self.requests = 0
+        self.counter_lock = threading.Lock()
+        self.hanging = []
+        self.reset_data()
+
+    def reset_data(self):
+        self.store = Store(self.users, self.per_user)
+        self.root = Root(self.store)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: BFF
+
+    def log_message(self, *args):
+        pass
+
+    def _read_body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status, body, content_type="application/json", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status, value, extra=()):
+        self._send(status, json.dumps(value, ensure_ascii=False).encode("utf-8"), extra=extra)
+
+    def _abort(self):
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.connection.close()
+
+    # Routes
+
+    def do_GET(self):
+        if self.path == "/__health":
+            self._json(200, {"ok": True})
+        elif self.path == "/__stats":
+            self._json(200, {"requests": self.server.requests, "faultsInjected": self.server.faults.injected})
+        else:
+            self._json(404, {"error": "no route %s" % self.path})
+
+    def do_DELETE(self):
+        self._read_body()
+        if self.path == "/__faults":
+            self.server.faults.clear()
+            self._json(200, {"ok": True})
+        else:
+            self._json(404, {"error": "no route %s" % self.path})
+
+    def do_POST(self):
+        body = self._read_body()
+        if self.path == "/__faults":
+            try:
+                self.server.faults.set(json.loads(body or b"{}"))
+            except (ValueError, TypeError) as error:
+                return self._json(400, {"error": str(error)})
+            return self._json(200, {"ok": True})
+        if self.path == "/__reset":
+            self.server.faults.clear()
+            self.server.reset_data()
+            return self._json(200, {"ok": True})
+        if self.path != "/graphql":
+            return self._json(404, {"error": "no route %s" % self.path})
+        with self.server.counter_lock:
+            self.server.requests += 1
+        if self.server.token is not None:
+            if self.headers.get("Authorization") != "Bearer %s" % self.server.token:
+                return self._json(401, {"error": "missing or invalid token"})
+        fault = self.server.faults.next()
+        if fault is not None and self._inject(fault, body):
+            return
+        status, answer = self._execute(body)
+        self._json(status, answer)
+
+    def _execute(self, body):
+        try:
+            request = json.loads(body)
+            query = request["query"]
+        except (ValueError, KeyError, TypeError):
+            return 400, {"errors": [{"message": "the body must be JSON with a 'query' string"}]}
+        result = graphql_sync(
+            SCHEMA, query, root_value=self.server.root,
+            variable_values=request.get("variables"), operation_name=request.get("operationName"),
+        )
+        answer = {"data": result.data}
+        if result.errors:
+            answer["errors"] = [error.formatted for error in result.errors]
+        # A request that could not run at all (a malformed document) is a client error.
+        return (400 if result.errors and result.data is None and not any(
+            e.path for e in result.errors) else 200), answer
+
+    def _inject(self, fault, body):
+        """Answers with `fault`; returns False if the request should then be served."""
+        kind = fault["kind"]
+        if kind == "status":
+            status = int(fault.get("status", 500))
+            extra = [("Retry-After", str(fault["retryAfter"]))] if "retryAfter" in fault else []
+            payload = fault.get("body", json.dumps({"error": "injected status %d" % status}))
+            self._send(status, payload.encode("utf-8"), extra=extra)
+        elif kind == "reset":
+            self._abort()
+        elif kind == "slow":
+            time.sleep(float(fault.get("seconds", 2)))
+            return False
+        elif kind == "malformed":
+            self._send(200, b'{"data": {"getMomentsDetailsByUserID": {"userDetails": nul')
+        elif kind == "truncated":
+            status, answer = self._execute(body)
+            whole = json.dumps(answer).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(whole)))
+            self.end_headers()
+            self.wfile.write(whole[: len(whole) // 2])
+            self.wfile.flush()
+            self._abort()
+        elif kind == "html":
+            page = b"<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
+            self._send(int(fault.get("status", 200)), page, content_type="text/html")
+        elif kind == "empty":
+            self._send(200, b"")
+        elif kind == "graphqlError":
+            errors = [{"message": fault.get("message", "injected failure"),
+                       "locations": [{"line": 2, "column": 3}],
+                       "path": ["getMomentsDetailsByUserID", "moments", 0, "title"]}]
+            data = self._execute(body)[1].get("data") if fault.get("partial") else None
+            self._json(int(fault.get("status", 200)), {"errors": errors, "data": data})
+        elif kind == "large":
+            size = int(fault.get("bytes", 1 << 20))
+            filler = "x" * max(0, size - 40)
+            self._send(200, json.dumps({"data": None, "filler": filler}).encode("utf-8"))
+        elif kind == "hang":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b'{"data": ')
+            self.wfile.flush()
+            self.server.hanging.append(self.connection)
+            while True:
+                time.sleep(3600)
+        return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description="The reference Moments BFF.")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--users", type=int, default=0)
+    parser.add_argument("--moments-per-user", type=int, default=10)
+    parser.add_argument("--token")
+    parser.add_argument("--exit-with-stdin", action="store_true")
+    args = parser.parse_args()
+
+    server = BFF(("127.0.0.1", args.port), args.users, args.moments_per_user, args.token)
+    print("PORT %d" % server.server_address[1], flush=True)
+    print("Moments BFF on http://127.0.0.1:%d/graphql" % server.server_address[1], file=sys.stderr, flush=True)
+    if args.exit_with_stdin:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        sys.stdin.read()
+        os._exit(0)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
