@@ -25,10 +25,18 @@ let package = Package(
             dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite"],
             path: "Benchmarks/MomentsBenchmarks"
         ),
-        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking"], path: "Tests/MomentsTestSupport"),
+        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments"], path: "Tests/MomentsTestSupport"),
+        .executableTarget(
+            name: "MomentsCrashWriter",
+            dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"],
+            path: "Tests/MomentsCrashWriter"
+        ),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsNetworking", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsSQLiteTests", dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport", "MomentsCrashWriter"]),
+        .testTarget(
+            name: "MomentsSQLiteTests",
+            dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsTestSupport", "MomentsCrashWriter"]
+        ),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
     ]
 )

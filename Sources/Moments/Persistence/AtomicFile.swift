@@ -1,0 +1,80 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+import Darwin
+private let systemWrite = Darwin.write
+#endif
+
+/// Crash-safe whole-file writes: a temporary file in the same directory, `fsync`, `rename`
+/// over the target, then `fsync` of the directory. A crash at any point leaves the old
+/// file or the new one, never a torn one.
+enum AtomicFile {
+    static let temporaryPrefix = ".tmp-"
+
+    struct Failure: Error {
+        let operation: String
+        let errno: Int32
+        var reason: String { "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+    }
+
+    static func write(_ data: Data, to url: URL) throws(Failure) {
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure(operation: "open", errno: errno) }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        do throws(Failure) {
+            try writeAll(data, to: fd)
+            guard fsync(fd) == 0 else { throw Failure(operation: "fsync", errno: errno) }
+            closed = true
+            guard close(fd) == 0 else { throw Failure(operation: "close", errno: errno) }
+            guard rename(temporary, url.path) == 0 else { throw Failure(operation: "rename", errno: errno) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        syncDirectory(directory)
+    }
+
+    private static func writeAll(_ data: Data, to fd: Int32) throws(Failure) {
+        let failure: Failure? = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return Failure(operation: "write", errno: errno)
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Makes a rename durable. Best effort: some file systems refuse `fsync` on directories.
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Removes temporary files left by writers that died more than `age` ago.
+    static func removeStaleTemporaries(in directory: URL, olderThan age: TimeInterval) {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return }
+        let cutoff = Date().addingTimeInterval(-age)
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            let path = directory.appendingPathComponent(name).path
+            if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
+                unlink(path)
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// Why a ``MomentsPersistence`` could not load or save.
+///
+/// It names the file or database and the cause; it never contains saved values.
+public struct PersistenceError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The stored data is not what was written: garbage, truncated, or of another format.
+        public static let corruptedData = Code("corrupted data")
+        /// The data was written by a newer version of this SDK.
+        public static let unsupportedVersion = Code("unsupported version")
+        /// The file system refused: no space, no permission, an I/O error.
+        public static let ioFailure = Code("I/O failure")
+        /// The database engine reported an error.
+        public static let databaseFailure = Code("database failure")
+
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The file, directory or database concerned.
+    public let location: String
+    /// The user whose timeline was concerned, if one was.
+    public let userID: String?
+    /// What went wrong.
+    public let reason: String
+    /// The error underneath, such as a `DecodingError` or an `SQLiteError`.
+    public let underlyingError: (any Error)?
+
+    public init(code: Code, location: String, userID: String? = nil, reason: String, underlyingError: (any Error)? = nil) {
+        self.code = code
+        self.location = location
+        self.userID = userID
+        self.reason = reason
+        self.underlyingError = underlyingError
+    }
+
+    public var description: String {
+        var text = "PersistenceError.\(code) at \(location)"
+        if let userID { text += " (user \(userID.debugDescription))" }
+        return text + ": \(reason)"
+    }
+}

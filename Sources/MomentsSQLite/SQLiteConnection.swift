@@ -1,0 +1,84 @@
+import MomentsCSQLite
+
+/// One SQLite connection and its prepared statements.
+///
+/// Not `Sendable`: it must have exactly one owner (``SQLitePersistence`` keeps it inside
+/// an actor). Statements are finalized and the connection closed when it is released,
+/// and also when opening fails half-way.
+final class SQLiteConnection {
+    let path: String
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(path: String, busyTimeout: Duration) throws(SQLiteError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = SQLiteError(resultCode: code, connection: handle, statement: nil)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        self.path = path
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
+    deinit {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// The cached prepared statement for `sql`, prepared on first use.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        let statement = try SQLiteStatement(sql: sql, connection: handle)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs SQL without results (schema changes, transaction control).
+    func execute(_ sql: String) throws(SQLiteError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw SQLiteError(resultCode: code, connection: handle, statement: sql) }
+    }
+
+    /// The first column of the first row of `sql` as an integer.
+    func integer(_ sql: String) throws(SQLiteError) -> Int64 {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int(at: 0)
+    }
+
+    /// The first column of the first row of `sql` as text.
+    func text(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try SQLiteStatement(sql: sql, connection: handle)
+        guard try statement.step() else { return nil }
+        return statement.optionalText(at: 0)
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Rows changed since the connection opened.
+    var totalChanges: Int { Int(sqlite3_total_changes(handle)) }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    /// Writers take the write lock up front (`IMMEDIATE`), so the busy timeout applies
+    /// instead of a deadlock between two processes upgrading read locks.
+    func transaction<T>(writing: Bool, _ body: () throws -> T) throws -> T {
+        try execute(writing ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
