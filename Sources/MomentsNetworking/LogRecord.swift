@@ -1,0 +1,43 @@
+/// One log record from the SDK, handed to the ``LogHandler`` the user sets.
+///
+/// Records never contain tokens or credential header values.
+public struct LogRecord: Sendable, CustomStringConvertible {
+    /// How much a record matters.
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        case debug, info, warning, error
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    public let level: Level
+    public let message: String
+    /// Structured details, e.g. `["method": "POST", "status": "200"]`.
+    public let metadata: [String: String]
+
+    public init(level: Level, message: String, metadata: [String: String] = [:]) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata
+    }
+
+    public var description: String {
+        let details = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        return "[\(level)] \(message)" + (details.isEmpty ? "" : " \(details)")
+    }
+}
+
+/// Receives the SDK's log records. Nothing is logged unless one is set.
+///
+/// ```swift
+/// configuration.logHandler = { record in if record.level >= .info { print(record) } }
+/// ```
+public typealias LogHandler = @Sendable (LogRecord) -> Void

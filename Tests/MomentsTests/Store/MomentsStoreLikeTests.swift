@@ -1,0 +1,108 @@
+import Foundation
+import Moments
+import MomentsTestSupport
+import Testing
+
+@Suite struct MomentsStoreLikeTests {
+    @Test func aLikeIsEmittedAtOnceThenConfirmedAndPersisted() async throws {
+        let fixture = await StoreFixture()
+        try await fixture.store.refresh(userID: "0")
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        await probe.waitFor(count: 1)
+        await fixture.service.holdNext()
+
+        let like = Task { try await fixture.store.setLike(true, momentID: "b", userID: "0") }
+
+        let optimistic = await probe.waitFor(count: 2).last
+        #expect(optimistic?.isLiked("b") == true)
+        #expect(optimistic?.likers("b") == ["1", "0"])
+        #expect(try await fixture.persistence.load(userID: "0")?.isLiked("b") == false, "only confirmed state is persisted")
+
+        await fixture.service.release()
+        let answer = try await like.value
+
+        #expect(answer == (try await fixture.service.serverTimeline("0")))
+        #expect(await probe.waitFor(count: 3).last == answer)
+        #expect(try await fixture.persistence.load(userID: "0") == answer)
+    }
+
+    @Test func anUnlikeRemovesTheUser() async throws {
+        let fixture = await StoreFixture()
+        await fixture.service.addUser("1", moments: ["b"])
+        try await fixture.store.refresh(userID: "1")
+
+        let answer = try await fixture.store.setLike(false, momentID: "b", userID: "1")
+
+        #expect(answer.isLiked("b") == false)
+        #expect(answer.likers("b") == [])
+    }
+
+    @Test func aFailedLikeIsRolledBackEmittedAndThrown() async throws {
+        let fixture = await StoreFixture()
+        let before = try await fixture.store.refresh(userID: "0")
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        await probe.waitFor(count: 1)
+        await fixture.service.failNext(message: "mutation refused")
+
+        let error = await #expect(throws: FakeMomentsService.InjectedFailure.self) {
+            try await fixture.store.setLike(true, momentID: "a", userID: "0")
+        }
+
+        #expect(error?.message == "mutation refused")
+        let values = await probe.waitFor(count: 3)
+        #expect(values.map { $0.isLiked("a") } == [false, true, false])
+        #expect(values.last == before)
+        #expect(try await fixture.persistence.load(userID: "0") == before)
+    }
+
+    @Test(arguments: [[true, false, true], [true, false], [false, true, true, false], [true, true, false, false, true]])
+    func concurrentLikesEndInTheStateOfTheLastCall(calls: [Bool]) async throws {
+        let fixture = await StoreFixture()
+        try await fixture.store.refresh(userID: "0")
+        await fixture.service.holdNext(calls.count)
+
+        var tasks: [Task<MomentsDetails, any Error>] = []
+        for isLiked in calls {
+            tasks.append(Task { try await fixture.store.setLike(isLiked, momentID: "a", userID: "0") })
+            // Each call starts before the next (call order), while none is answered.
+            #expect(await eventually { (try? await fixture.store.details(for: "0"))??.isLiked("a") == isLiked })
+        }
+        await fixture.service.release()
+        #expect(await eventually {
+            await fixture.service.release()
+            return await fixture.service.calls.count == calls.count + 1
+        })
+        for task in tasks { _ = try await task.value }
+
+        let last = try #require(calls.last as Bool?)
+        #expect(try await fixture.service.serverTimeline("0").isLiked("a") == last)
+        #expect(try await fixture.store.details(for: "0")?.isLiked("a") == last)
+        #expect(try await fixture.persistence.load(userID: "0")?.isLiked("a") == last)
+        #expect(await fixture.service.calls.dropFirst().map { $0.hasPrefix("like \(true)") } == calls)
+    }
+
+    @Test func aConfirmedLikeUpdatesTheMomentInEveryCachedTimeline() async throws {
+        let fixture = await StoreFixture()
+        await fixture.service.addUser("7", moments: ["x", "b"])
+        try await fixture.store.refresh(userID: "0")
+        try await fixture.store.refresh(userID: "7")
+        let seven = StreamProbe(await fixture.store.updates(for: "7"))
+        await seven.waitFor(count: 1)
+
+        try await fixture.store.setLike(true, momentID: "b", userID: "0")
+
+        let updated = await seven.waitUntil { $0.likers("b") == ["1", "0"] }
+        #expect(updated?.likers("b") == ["1", "0"])
+        #expect(updated?.isLiked("b") == false, "isLiked stays relative to user 7")
+        #expect(try await fixture.persistence.load(userID: "7")?.likers("b") == ["1", "0"])
+    }
+
+    @Test func aLikeForATimelineNotYetLoadedIsSentAndApplied() async throws {
+        let fixture = await StoreFixture()
+
+        let answer = try await fixture.store.setLike(true, momentID: "c", userID: "0")
+
+        #expect(answer.isLiked("c") == true)
+        #expect(try await fixture.store.details(for: "0") == answer)
+    }
+}

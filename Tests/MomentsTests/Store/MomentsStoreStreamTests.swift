@@ -1,0 +1,168 @@
+import Foundation
+import Moments
+import MomentsTestSupport
+import Testing
+
+@Suite struct MomentsStoreStreamTests {
+    @Test func aNewSubscriberGetsTheNewestValueAtOnce() async throws {
+        let fixture = await StoreFixture()
+        try await fixture.store.refresh(userID: "0")
+        try await fixture.store.setLike(true, momentID: "a", userID: "0")
+
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        let first = await probe.waitFor(count: 1).first
+
+        #expect(first?.isLiked("a") == true)
+        #expect(first == (try await fixture.service.serverTimeline("0")))
+    }
+
+    @Test func nothingIsEmittedBeforeAFirstValueExists() async throws {
+        let fixture = await StoreFixture()
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(probe.values.isEmpty)
+
+        try await fixture.store.refresh(userID: "0")
+
+        let values = await probe.waitFor(count: 1)
+        #expect(values.count == 1)
+        #expect(values.first?.moments.map(\.id) == ["a", "b", "c"])
+    }
+
+    @Test func everyChangeReachesEverySubscriberInOrder() async throws {
+        let fixture = await StoreFixture()
+        let probes = await (0..<3).asyncMap { _ in StreamProbe(await fixture.store.updates(for: "0")) }
+
+        try await fixture.store.refresh(userID: "0")
+        for probe in probes { await probe.waitFor(count: 1) }
+        try await fixture.store.setLike(true, momentID: "c", userID: "0")
+        for probe in probes { await probe.waitUntil { $0.isLiked("c") == true } }
+        try await fixture.store.setLike(false, momentID: "c", userID: "0")
+        for probe in probes { await probe.waitUntil { $0.isLiked("c") == false } }
+
+        for probe in probes {
+            let states = probe.values.map { $0.isLiked("c") }
+            // refresh, optimistic like, confirmed like, optimistic unlike, confirmed unlike;
+            // a consumer may skip an intermediate state, never reorder them.
+            #expect(states.first == false)
+            #expect(states.last == false)
+            let firstLike = try #require(states.firstIndex(of: true))
+            #expect(states[firstLike...].contains(false))
+            #expect(!states[..<firstLike].contains(true))
+        }
+    }
+
+    @Test func aSlowConsumerReceivesTheNewestStateNotABacklog() async throws {
+        let fixture = await StoreFixture()
+        try await fixture.store.refresh(userID: "0")
+        let stream = await fixture.store.updates(for: "0")
+        var iterator = stream.makeAsyncIterator()
+        _ = await iterator.next()
+
+        for round in 0..<50 {
+            try await fixture.store.setLike(round % 2 == 0, momentID: "a", userID: "0")
+        }
+
+        let next = await iterator.next()
+        #expect(next?.isLiked("a") == false)
+        #expect(next == (try await fixture.store.details(for: "0")))
+        // Nothing else is buffered: the next value only comes with the next change.
+        let probe = Task { await iterator.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        try await fixture.store.setLike(true, momentID: "b", userID: "0")
+        #expect(await probe.value?.isLiked("b") != nil)
+    }
+
+    @Test func continuationsAreReleasedWhenConsumersEnd() async throws {
+        let fixture = await StoreFixture()
+        try await fixture.store.refresh(userID: "0")
+
+        for cycle in 0..<10_000 {
+            let stream = await fixture.store.updates(for: "0")
+            if cycle % 2 == 0 {
+                let consumer = Task { for await _ in stream {} }
+                consumer.cancel()
+                await consumer.value
+            }
+            // Odd cycles drop the stream without ever iterating it.
+        }
+
+        let released = await eventually { await fixture.store.subscriberCount(for: "0") == 0 }
+        let leaked = await fixture.store.subscriberCount(for: "0")
+        #expect(released, "\(leaked) continuations leaked")
+    }
+
+    @Test func subscribersOfOtherUsersReceiveNothing() async throws {
+        let fixture = await StoreFixture()
+        await fixture.service.addUser("9", moments: ["z"])
+        let other = StreamProbe(await fixture.store.updates(for: "9"))
+
+        try await fixture.store.refresh(userID: "0")
+        try await fixture.store.setLike(true, momentID: "a", userID: "0")
+        try await Task.sleep(for: .milliseconds(50))
+
+        #expect(other.values.isEmpty)
+    }
+
+    @Test func persistedStateIsEmittedBeforeAnyNetworkAnswer() async throws {
+        let saved = SampleTimelines.timeline(user: "0", moments: 2)
+        let fixture = await StoreFixture(persistence: InMemoryPersistence(["0": saved]))
+        await fixture.service.holdNext()
+
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        let refresh = Task { try await fixture.store.refresh(userID: "0") }
+
+        #expect(await probe.waitFor(count: 1) == [saved])
+        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.release()
+        let fresh = try await refresh.value
+        #expect(await probe.waitFor(count: 2).last == fresh)
+        #expect(try await fixture.persistence.load(userID: "0") == fresh)
+    }
+
+    @Test func aFailedRefreshThrowsAndKeepsTheLastGoodState() async throws {
+        let fixture = await StoreFixture()
+        let good = try await fixture.store.refresh(userID: "0")
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+        await probe.waitFor(count: 1)
+        await fixture.service.failNext(message: "bff down")
+
+        let error = await #expect(throws: FakeMomentsService.InjectedFailure.self) { try await fixture.store.refresh(userID: "0") }
+
+        #expect(error?.message == "bff down")
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(probe.values == [good])
+        #expect(try await fixture.store.details(for: "0") == good)
+        #expect(try await fixture.persistence.load(userID: "0") == good)
+    }
+
+    @Test func concurrentRefreshesShareOneFetch() async throws {
+        let fixture = await StoreFixture()
+        await fixture.service.holdNext()
+        let refreshes = (0..<5).map { _ in Task { try await fixture.store.refresh(userID: "0") } }
+        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.release()
+        for refresh in refreshes { _ = try await refresh.value }
+
+        #expect(await fixture.service.calls == ["get 0"])
+    }
+
+    @Test func aPersistenceFailureIsThrownNotSwallowed() async throws {
+        let fixture = await StoreFixture(persistence: FailingPersistence())
+        let probe = StreamProbe(await fixture.store.updates(for: "0"))
+
+        let error = await #expect(throws: PersistenceError.self) { try await fixture.store.refresh(userID: "0") }
+
+        #expect(error?.code == .ioFailure)
+        // The server's answer is still the truth subscribers see.
+        #expect(await probe.waitFor(count: 1).first?.moments.count == 3)
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

@@ -1,0 +1,34 @@
+import Moments
+import MomentsTestSupport
+
+/// A store over a fake service and in-memory persistence, with user "0" holding
+/// moments a, b, c on the server (b liked by "1").
+struct StoreFixture {
+    let service = FakeMomentsService()
+    let persistence: any MomentsPersistence
+    let store: MomentsStore
+
+    init(persistence: any MomentsPersistence = InMemoryPersistence(), configure: (inout MomentsStore.Configuration) -> Void = { _ in }) async {
+        self.persistence = persistence
+        store = MomentsStore(service: service, persistence: persistence, configuration: .init(configure: configure))
+        await service.addUser("0", moments: ["a", "b", "c"], likedBy: ["b": ["1"]])
+    }
+}
+
+/// A persistence whose writes fail, to prove errors are not swallowed.
+actor FailingPersistence: MomentsPersistence {
+    struct DiskFull: Error {}
+    func load(userID: String) throws -> MomentsDetails? { nil }
+    func save(_ details: MomentsDetails, for userID: String) throws {
+        throw PersistenceError(code: .ioFailure, location: "/full", userID: userID, reason: "no space left on device", underlyingError: DiskFull())
+    }
+    func saveMoment(_ moment: Moment, for userID: String) throws -> Bool { try save(MomentsDetails(userDetails: UserDetails(id: "", name: "", avatar: "", backgroundImage: ""), moments: []), for: userID); return false }
+    func remove(userID: String) {}
+    func userIDs() -> [String] { [] }
+    func removeAll() {}
+}
+
+extension MomentsDetails {
+    func isLiked(_ momentID: String) -> Bool? { moment(withID: momentID)?.isLiked }
+    func likers(_ momentID: String) -> [String]? { moment(withID: momentID)?.likes?.map(\.id) }
+}
