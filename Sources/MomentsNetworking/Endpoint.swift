@@ -21,6 +21,13 @@ public struct Endpoint<Response: Sendable>: Request {
     public var headers: HTTPHeaders = [:]
     public var body: RequestBody?
     public var timeout: Duration?
+    public var middlewares: [any HTTPMiddleware] = []
+    public var priority: RequestPriority = .normal
+    public var cachePolicy: CachePolicy?
+    public var cacheTTL: Duration?
+    public var latestWinsKey: String?
+    private var retryOverride: Bool?
+    private var cacheableOverride: Bool?
     private let decode: @Sendable (HTTPResponse, JSONDecoder) throws -> Response
 
     /// Creates a request with a custom decoding of the answer.
@@ -37,6 +44,9 @@ public struct Endpoint<Response: Sendable>: Request {
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         try decode(response, decoder)
     }
+
+    public var allowsRetry: Bool { retryOverride ?? method.isIdempotent }
+    public var isCacheable: Bool { cacheableOverride ?? (method == .get) }
 
     // MARK: Modifiers
 
@@ -72,6 +82,49 @@ public struct Endpoint<Response: Sendable>: Request {
     public func timeout(_ timeout: Duration) -> Self {
         var copy = self
         copy.timeout = timeout
+        return copy
+    }
+
+    /// Returns this request with a middleware of its own appended.
+    public func middleware(_ middleware: any HTTPMiddleware) -> Self {
+        var copy = self
+        copy.middlewares.append(middleware)
+        return copy
+    }
+
+    /// Returns this request with a priority.
+    public func priority(_ priority: RequestPriority) -> Self {
+        var copy = self
+        copy.priority = priority
+        return copy
+    }
+
+    /// Returns this request allowed (or not) to be retried, whatever its method.
+    public func retryable(_ allowsRetry: Bool = true) -> Self {
+        var copy = self
+        copy.retryOverride = allowsRetry
+        return copy
+    }
+
+    /// Returns this request with its own cache policy and, optionally, time to live.
+    public func cachePolicy(_ policy: CachePolicy, ttl: Duration? = nil) -> Self {
+        var copy = self
+        copy.cachePolicy = policy
+        if let ttl { copy.cacheTTL = ttl }
+        return copy
+    }
+
+    /// Returns this request marked cacheable (or not), whatever its method.
+    public func cacheable(_ isCacheable: Bool = true) -> Self {
+        var copy = self
+        copy.cacheableOverride = isCacheable
+        return copy
+    }
+
+    /// Returns this request cancelling any in-flight request of the same key (latest wins).
+    public func latestWins(_ key: String) -> Self {
+        var copy = self
+        copy.latestWinsKey = key
         return copy
     }
 }

@@ -50,6 +50,10 @@ public struct GraphQLRequestBody<Variables: Encodable & Sendable>: Encodable, Se
 extension GraphQLOperation {
     public static var isMutation: Bool { false }
     public var path: String { "/graphql" }
+    /// Queries are cacheable by their body; mutations never are.
+    public var isCacheable: Bool { !Self.isMutation }
+    /// Queries may be retried; a mutation opts in if the server makes it idempotent.
+    public var allowsRetry: Bool { !Self.isMutation }
     public var method: HTTPMethod { .post }
     public var body: RequestBody? {
         .json(GraphQLRequestBody(query: Self.document, operationName: Self.operationName, variables: variables))

@@ -13,8 +13,14 @@ extension HTTPClient {
         /// Header fields sent with every request; a request's own fields of the same
         /// name win. The default is `Accept: application/json`.
         public var defaultHeaders: HTTPHeaders = ["Accept": "application/json"]
-        /// Encodes `.json` request bodies. The default is a plain `JSONEncoder`.
-        public var encoder: JSONEncoder = JSONEncoder()
+        /// Encodes `.json` request bodies. The default is a `JSONEncoder` with sorted
+        /// keys: the same value always gives the same bytes, which keeps cache keys and
+        /// coalescing stable (Foundation's encoder does not otherwise fix key order).
+        public var encoder: JSONEncoder = {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return encoder
+        }()
 
         // MARK: Limits
 
@@ -32,6 +38,44 @@ extension HTTPClient {
         public var acceptedStatusCodes: Range<Int> = 200..<300
         /// Decodes JSON responses. The default is a plain `JSONDecoder`.
         public var decoder: JSONDecoder = JSONDecoder()
+
+        // MARK: Policies
+
+        /// Middlewares every request passes through, in order. The default is none.
+        public var middlewares: [any HTTPMiddleware] = []
+        /// Injects a token and refreshes it on 401; runs after every other middleware.
+        /// The default is `nil`: no authentication.
+        public var authentication: AuthenticationMiddleware?
+        /// When failed requests are retried; `nil` never retries. The default is `nil`.
+        public var retryPolicy: RetryPolicy?
+        /// The most exchanges in flight at once; `nil` for no limit. When reached,
+        /// higher-priority requests go first. The default is `nil`.
+        public var maximumConcurrentRequests: Int?
+        /// Whether identical cacheable requests in flight share one exchange.
+        /// The default is `true`.
+        public var coalescesRequests: Bool = true
+
+        // MARK: Caching
+
+        /// Where answers are cached; `nil` caches nothing. The default is `nil`.
+        public var cache: (any ResponseCache)?
+        /// The cache policy of requests that do not set their own. The default is `.remote`.
+        public var cachePolicy: CachePolicy = .remote
+        /// How long a cached answer stays fresh. The default is 5 minutes.
+        public var cacheTTL: Duration = .seconds(300)
+        /// How old a cached answer may be and still serve `.remoteThenLocal` and
+        /// `.localThenRemote`. The default is 1 day.
+        public var maximumStaleness: Duration = .seconds(86_400)
+
+        // MARK: Observing
+
+        /// Receives one record per request. The default is `nil`: nothing is logged.
+        public var logHandler: LogHandler?
+        /// The least important level handed to ``logHandler``; at `.debug`, records carry
+        /// compact, redacted request and response bodies. The default is `.info`.
+        public var logLevel: LogRecord.Level = .info
+        /// Receives the timing of every request. The default is `nil`.
+        public var metricsHandler: (@Sendable (RequestMetrics) -> Void)?
 
         /// Creates a configuration with every default.
         public init(baseURL: URL) {

@@ -15,6 +15,10 @@ public actor HTTPClient {
     public nonisolated let configuration: Configuration
     /// What sends the requests.
     public nonisolated let transport: any HTTPTransport
+    nonisolated let inFlight = InFlightRequests()
+    nonisolated let coalescer = Coalescer<Exchange>()
+    nonisolated let limiter: ConcurrencyLimiter?
+    nonisolated let recorder: RequestRecorder
 
     /// Creates a client.
     /// - Parameters:
@@ -23,6 +27,8 @@ public actor HTTPClient {
     public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
         self.transport = transport
+        self.limiter = configuration.maximumConcurrentRequests.map(ConcurrencyLimiter.init(limit:))
+        self.recorder = RequestRecorder(configuration: configuration)
     }
 
     /// Creates a client for `baseURL`, letting `configure` adjust the defaults.
@@ -42,21 +48,26 @@ public actor HTTPClient {
     }
 
     /// Sends `request` and returns its decoded answer with the status, headers and
-    /// duration of the exchange.
+    /// duration of the exchange, and whether it came from the cache.
+    ///
+    /// The request's cache policy (or the client's) decides whether the cache, the
+    /// network, or both are used.
     ///
     /// - Throws: ``HTTPClientError``.
     public nonisolated func response<R: Request>(for request: R) async throws -> DecodedResponse<R.Response> {
         let started = ContinuousClock.now
         let httpRequest = try makeHTTPRequest(for: request)
-        let response = try await exchange(httpRequest)
-        let value = try decode(response, for: request, sentAs: httpRequest)
-        return DecodedResponse(
-            value: value,
-            statusCode: response.statusCode,
-            headers: response.headers,
-            duration: ContinuousClock.now - started
-        )
+        return try await resolve(request, httpRequest, policy: request.cachePolicy ?? configuration.cachePolicy, started: started)
     }
+
+    /// Cancels every request of this client in flight; each fails with
+    /// ``HTTPClientError/Code-swift.struct/cancelled``.
+    public nonisolated func cancelAll() {
+        inFlight.cancelAll()
+    }
+
+    /// The number of requests of this client in flight.
+    public nonisolated var requestsInFlight: Int { inFlight.count }
 
     // MARK: - Steps
 
@@ -109,44 +120,5 @@ public actor HTTPClient {
             throw HTTPClientError.invalidRequest("the path '\(path)' does not form a valid URL")
         }
         return url
-    }
-
-    /// Sends through the transport, normalizing every failure to ``HTTPClientError``.
-    private nonisolated func exchange(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(request)
-        } catch let error as HTTPClientError {
-            throw error.attaching(method: request.method, url: request.url)
-        } catch {
-            let normalized: HTTPClientError = Task.isCancelled || error is CancellationError
-                ? .cancelled()
-                : .transportFailure(TransportFailure(kind: .other, message: String(describing: error)))
-            throw normalized.attaching(method: request.method, url: request.url)
-        }
-        if let limit = request.maximumResponseSize, response.body.count > limit {
-            throw HTTPClientError.responseTooLarge(limit: limit, received: response.body.count)
-                .attaching(method: request.method, url: request.url)
-        }
-        return response
-    }
-
-    private nonisolated func decode<R: Request>(
-        _ response: HTTPResponse,
-        for request: R,
-        sentAs httpRequest: HTTPRequest
-    ) throws -> R.Response {
-        guard configuration.acceptedStatusCodes.contains(response.statusCode) else {
-            let error = request.failure(for: response, decoder: configuration.decoder) ?? .serverError(response)
-            throw error.attaching(method: httpRequest.method, url: httpRequest.url)
-        }
-        do {
-            return try request.decodeResponse(response, decoder: configuration.decoder)
-        } catch let error as HTTPClientError {
-            throw error.attaching(method: httpRequest.method, url: httpRequest.url)
-        } catch {
-            throw HTTPClientError.decodingFailed(R.Response.self, error: error, response: response)
-                .attaching(method: httpRequest.method, url: httpRequest.url)
-        }
     }
 }

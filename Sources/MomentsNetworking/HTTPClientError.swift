@@ -37,6 +37,12 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let invalidRequest = Code("invalid request")
         /// The response body was larger than the configured maximum.
         public static let responseTooLarge = Code("response too large")
+        /// A middleware threw an error of its own.
+        public static let middlewareFailure = Code("middleware failure")
+        /// The token was refused and could not be refreshed, or none could be obtained.
+        public static let authenticationFailure = Code("authentication failure")
+        /// The cache policy allowed only the cache, and it held no usable answer.
+        public static let cacheMiss = Code("cache miss")
 
         public var description: String { name }
     }
@@ -182,6 +188,21 @@ extension HTTPClientError {
             graphQLErrors: errors,
             graphQLPartialData: partialData
         )
+    }
+
+    /// A middleware threw `error`.
+    public static func middlewareFailure(_ middleware: String, error: any Error) -> HTTPClientError {
+        HTTPClientError(code: .middlewareFailure, reason: "the middleware \(middleware) failed: \(error)", underlyingError: error)
+    }
+
+    /// Authentication failed; `reason` must not contain the token.
+    public static func authenticationFailure(_ reason: String, error: (any Error)? = nil) -> HTTPClientError {
+        HTTPClientError(code: .authenticationFailure, reason: reason, underlyingError: error)
+    }
+
+    /// The cache held no usable answer and the policy forbade the network.
+    public static func cacheMiss(_ reason: String) -> HTTPClientError {
+        HTTPClientError(code: .cacheMiss, reason: reason)
     }
 
     /// Returns this error with the request it belongs to attached.

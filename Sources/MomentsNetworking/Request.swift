@@ -52,6 +52,26 @@ public protocol Request: Sendable {
     /// to report it as ``HTTPClientError/Code-swift.struct/serverError``. The default
     /// returns `nil`.
     func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
+
+    // MARK: Policies
+
+    /// Middlewares for this request only, run after the client's. The default is none.
+    var middlewares: [any HTTPMiddleware] { get }
+    /// Who goes first when the client's concurrency limit is reached. The default is `.normal`.
+    var priority: RequestPriority { get }
+    /// Whether the request may be retried. The default is the method's idempotency;
+    /// a request that is safe to repeat opts in by returning `true`.
+    var allowsRetry: Bool { get }
+    /// Whether successful answers may be cached and identical requests in flight
+    /// shared. The default is `true` for `GET` only.
+    var isCacheable: Bool { get }
+    /// The cache policy for this request; `nil` uses the client's. The default is `nil`.
+    var cachePolicy: CachePolicy? { get }
+    /// How long a cached answer stays fresh; `nil` uses the client's. The default is `nil`.
+    var cacheTTL: Duration? { get }
+    /// A request sent with the same key while this one is in flight cancels this one
+    /// (latest wins). The default is `nil`: no such key.
+    var latestWinsKey: String? { get }
 }
 
 extension Request {
@@ -62,6 +82,13 @@ extension Request {
     public var timeout: Duration? { nil }
     public func validate() throws {}
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
+    public var middlewares: [any HTTPMiddleware] { [] }
+    public var priority: RequestPriority { .normal }
+    public var allowsRetry: Bool { method.isIdempotent }
+    public var isCacheable: Bool { method == .get }
+    public var cachePolicy: CachePolicy? { nil }
+    public var cacheTTL: Duration? { nil }
+    public var latestWinsKey: String? { nil }
 }
 
 extension Request where Response: Decodable {

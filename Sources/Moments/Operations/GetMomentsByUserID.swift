@@ -31,12 +31,15 @@ public struct GetMomentsByUserID: GraphQLOperation {
         """
 
     public var variables: Variables
+    public var cachePolicy: CachePolicy?
 
     /// - Parameters:
     ///   - userID: Whose timeline to fetch.
     ///   - withLikes: Whether to fetch `isLiked` and `likes`. The default is `true`.
-    public init(userID: String, withLikes: Bool = true) {
+    ///   - cachePolicy: Where the answer may come from; `nil` uses the client's.
+    public init(userID: String, withLikes: Bool = true, cachePolicy: CachePolicy? = nil) {
         variables = Variables(userID: userID, withLikes: withLikes)
+        self.cachePolicy = cachePolicy
     }
 
     public func validate() throws {

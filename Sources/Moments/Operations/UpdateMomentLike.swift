@@ -34,6 +34,10 @@ public struct UpdateMomentLike: GraphQLOperation {
 
     public var variables: Variables
 
+    /// The BFF makes this mutation idempotent (liking twice changes nothing), so it may
+    /// be retried.
+    public var allowsRetry: Bool { true }
+
     public init(isLiked: Bool, momentID: String, userID: String) {
         variables = Variables(momentID: momentID, userID: userID, isLiked: isLiked)
     }

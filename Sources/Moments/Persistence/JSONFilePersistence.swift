@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsNetworking
 
 /// A ``MomentsPersistence`` that keeps one JSON file per user in a directory.
 ///

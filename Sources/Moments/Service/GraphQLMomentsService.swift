@@ -27,6 +27,10 @@ public struct GraphQLMomentsService: MomentsService {
         try await client.send(GetMomentsByUserID(userID: userID))
     }
 
+    public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+        try await client.send(GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy))
+    }
+
     public func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails {
         try await client.send(UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID))
     }

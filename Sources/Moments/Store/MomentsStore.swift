@@ -1,4 +1,4 @@
-import MomentsNetworking
+public import MomentsNetworking
 
 /// The single source of truth for many users' timelines.
 ///
@@ -98,16 +98,20 @@ public actor MomentsStore {
     /// - Throws: The service's error (an ``HTTPClientError`` for ``GraphQLMomentsService``);
     ///   the stream and the persisted state then keep the last good timeline. A
     ///   ``PersistenceError`` if the answer could not be persisted (it is still emitted).
+    ///
+    /// - Parameter cachePolicy: Where the service may take the answer from (for
+    ///   ``GraphQLMomentsService``, its client's response cache). The default is
+    ///   `.remote`: always the network.
     @discardableResult
-    public func refresh(userID: String) async throws -> MomentsDetails {
+    public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
         if let running = refreshing[userID] { return try await running.value }
-        let task = Task { try await self.performRefresh(userID) }
+        let task = Task { try await self.performRefresh(userID, cachePolicy: cachePolicy) }
         refreshing[userID] = task
         defer { refreshing[userID] = nil }
         return try await task.value
     }
 
-    private func performRefresh(_ userID: String) async throws -> MomentsDetails {
+    private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         do {
             _ = try await confirmedTimeline(userID)
         } catch {
@@ -115,7 +119,7 @@ public actor MomentsStore {
             log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
         }
         let tick = nextTick()
-        let fetched = try await service.getMoments(userID: userID)
+        let fetched = try await service.getMoments(userID: userID, cachePolicy: cachePolicy)
         try await applyConfirmed(fetched, for: userID, tick: tick, persist: .whole)
         return displayed(userID) ?? fetched
     }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 private let systemWrite = Glibc.write
@@ -10,16 +10,16 @@ private let systemWrite = Darwin.write
 /// Crash-safe whole-file writes: a temporary file in the same directory, `fsync`, `rename`
 /// over the target, then `fsync` of the directory. A crash at any point leaves the old
 /// file or the new one, never a torn one.
-enum AtomicFile {
-    static let temporaryPrefix = ".tmp-"
+package enum AtomicFile {
+    package static let temporaryPrefix = ".tmp-"
 
-    struct Failure: Error {
-        let operation: String
-        let errno: Int32
-        var reason: String { "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+    package struct Failure: Error {
+        package let operation: String
+        package let errno: Int32
+        package var reason: String { "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
     }
 
-    static func write(_ data: Data, to url: URL) throws(Failure) {
+    package static func write(_ data: Data, to url: URL) throws(Failure) {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -58,7 +58,7 @@ enum AtomicFile {
     }
 
     /// Makes a rename durable. Best effort: some file systems refuse `fsync` on directories.
-    static func syncDirectory(_ path: String) {
+    package static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
@@ -66,7 +66,7 @@ enum AtomicFile {
     }
 
     /// Removes temporary files left by writers that died more than `age` ago.
-    static func removeStaleTemporaries(in directory: URL, olderThan age: TimeInterval) {
+    package static func removeStaleTemporaries(in directory: URL, olderThan age: TimeInterval) {
         let manager = FileManager.default
         guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return }
         let cutoff = Date().addingTimeInterval(-age)

@@ -1,0 +1,36 @@
+public import Foundation
+
+/// An answer kept in a ``ResponseCache``.
+public struct CachedResponse: Sendable, Hashable, Codable {
+    public var statusCode: Int
+    public var headers: [HTTPHeaders.Field]
+    public var body: Data
+    /// When it was stored.
+    public var storedAt: Date
+    /// When it stops being fresh.
+    public var expiresAt: Date
+
+    public init(_ response: HTTPResponse, storedAt: Date = Date(), timeToLive: Duration) {
+        statusCode = response.statusCode
+        headers = Array(response.headers)
+        body = response.body
+        self.storedAt = storedAt
+        let seconds = Double(timeToLive.components.seconds) + Double(timeToLive.components.attoseconds) / 1e18
+        expiresAt = storedAt.addingTimeInterval(seconds)
+    }
+
+    /// The answer as the transport gave it.
+    public var response: HTTPResponse {
+        HTTPResponse(statusCode: statusCode, headers: HTTPHeaders(headers.map { ($0.name, $0.value) }), body: body)
+    }
+
+    /// Whether it is still fresh at `date`.
+    public func isFresh(at date: Date = Date()) -> Bool { date < expiresAt }
+
+    /// Its age at `date`.
+    public func age(at date: Date = Date()) -> TimeInterval { date.timeIntervalSince(storedAt) }
+
+    /// The bytes it costs to keep.
+    public var cost: Int { body.count + headers.reduce(64) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
+}
+

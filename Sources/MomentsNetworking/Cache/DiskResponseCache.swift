@@ -1,0 +1,101 @@
+public import Foundation
+
+/// A ``ResponseCache`` in a directory, one file per entry, bounded in bytes, least
+/// recently used evicted first. It survives restarts; entries past their expiry stay
+/// until evicted, for ``CachePolicy/remoteThenLocal``. A damaged file is a miss and is
+/// removed.
+public actor DiskResponseCache: ResponseCache {
+    private struct Entry {
+        var size: Int
+        var lastUse: UInt64
+    }
+
+    /// The directory holding the entries.
+    public nonisolated let directory: URL
+    /// The most bytes kept.
+    public nonisolated let byteLimit: Int
+    private var entries: [CacheKey: Entry] = [:]
+    private var totalSize = 0
+    private var clock: UInt64 = 0
+    private let encoder = JSONEncoder()
+    private let decoder = JSONDecoder()
+    private static let suffix = ".response"
+
+    /// Opens (creating if needed) a cache directory.
+    /// - Parameters:
+    ///   - directory: Where entries are kept; used by this cache alone.
+    ///   - byteLimit: The most bytes kept. The default is 64 MiB.
+    public init(directory: URL, byteLimit: Int = 64 * 1024 * 1024) throws {
+        self.directory = directory.standardizedFileURL
+        self.byteLimit = max(1, byteLimit)
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        let files = (try? FileManager.default.contentsOfDirectory(at: self.directory, includingPropertiesForKeys: keys)) ?? []
+        let known = files.compactMap { url -> (CacheKey, Int, Date)? in
+            let name = url.lastPathComponent
+            guard name.hasSuffix(Self.suffix), let values = try? url.resourceValues(forKeys: Set(keys)) else { return nil }
+            return (CacheKey(rawValue: String(name.dropLast(Self.suffix.count))), values.fileSize ?? 0, values.contentModificationDate ?? .distantPast)
+        }.sorted { $0.2 < $1.2 }
+        for (key, size, _) in known {
+            clock += 1
+            entries[key] = Entry(size: size, lastUse: clock)
+            totalSize += size
+        }
+    }
+
+    private func url(for key: CacheKey) -> URL {
+        directory.appendingPathComponent(key.rawValue + Self.suffix)
+    }
+
+    public func cachedResponse(for key: CacheKey) -> CachedResponse? {
+        guard entries[key] != nil else { return nil }
+        guard let data = try? Data(contentsOf: url(for: key)),
+              let response = try? decoder.decode(CachedResponse.self, from: data) else {
+            removeResponse(for: key)
+            return nil
+        }
+        clock += 1
+        entries[key]?.lastUse = clock
+        return response
+    }
+
+    public func store(_ response: CachedResponse, for key: CacheKey) {
+        guard let data = try? encoder.encode(response), data.count <= byteLimit else { return }
+        do {
+            try AtomicFile.write(data, to: url(for: key))
+        } catch {
+            return
+        }
+        clock += 1
+        if let old = entries[key] { totalSize -= old.size }
+        entries[key] = Entry(size: data.count, lastUse: clock)
+        totalSize += data.count
+        evict(sparing: key)
+    }
+
+    private func evict(sparing key: CacheKey) {
+        guard totalSize > byteLimit else { return }
+        let target = byteLimit - byteLimit / 10
+        for (victim, _) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where victim != key {
+            guard totalSize > target else { break }
+            removeResponse(for: victim)
+        }
+    }
+
+    public func removeResponse(for key: CacheKey) {
+        guard let old = entries.removeValue(forKey: key) else { return }
+        totalSize -= old.size
+        try? FileManager.default.removeItem(at: url(for: key))
+    }
+
+    public func clear() throws {
+        for key in Array(entries.keys) { removeResponse(for: key) }
+    }
+
+    /// The bytes kept.
+    public var size: Int { totalSize }
+
+    /// The number of entries.
+    public var count: Int { entries.count }
+}

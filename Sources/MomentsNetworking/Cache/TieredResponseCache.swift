@@ -1,0 +1,37 @@
+/// A fast cache in front of a large one: reads try the memory tier, then the disk tier
+/// (promoting what they find); writes go to both.
+///
+/// ```swift
+/// configuration.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: try DiskResponseCache(directory: url))
+/// ```
+public struct TieredResponseCache: ResponseCache {
+    public let memory: any ResponseCache
+    public let disk: any ResponseCache
+
+    public init(memory: any ResponseCache, disk: any ResponseCache) {
+        self.memory = memory
+        self.disk = disk
+    }
+
+    public func cachedResponse(for key: CacheKey) async -> CachedResponse? {
+        if let hit = await memory.cachedResponse(for: key) { return hit }
+        guard let hit = await disk.cachedResponse(for: key) else { return nil }
+        await memory.store(hit, for: key)
+        return hit
+    }
+
+    public func store(_ response: CachedResponse, for key: CacheKey) async {
+        await memory.store(response, for: key)
+        await disk.store(response, for: key)
+    }
+
+    public func removeResponse(for key: CacheKey) async {
+        await memory.removeResponse(for: key)
+        await disk.removeResponse(for: key)
+    }
+
+    public func clear() async throws {
+        try await memory.clear()
+        try await disk.clear()
+    }
+}

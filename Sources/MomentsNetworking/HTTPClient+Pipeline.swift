@@ -1,0 +1,244 @@
+import Foundation
+
+/// One network exchange's final answer and how many attempts it took.
+struct Exchange: Sendable {
+    let response: HTTPResponse
+    let attempts: Int
+}
+
+extension HTTPClient {
+    // MARK: - Cache policies
+
+    nonisolated func resolve<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
+    ) async throws -> DecodedResponse<R.Response> {
+        let cache = request.isCacheable ? configuration.cache : nil
+        let key = request.isCacheable ? CacheKey(httpRequest) : nil
+        switch policy {
+        case .remote:
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .local:
+            if let key, let cached = await cache?.cachedResponse(for: key), cached.isFresh(),
+               let value = try cachedValue(request, httpRequest, cached, started: started) {
+                return value
+            }
+            let error = HTTPClientError.cacheMiss("no fresh cached answer, and the policy forbids the network")
+                .attaching(method: httpRequest.method, url: httpRequest.url)
+            recordFailure(R.self, httpRequest, started: started, error: error)
+            throw error
+        case .localOrRemote:
+            if let key, let cached = await cache?.cachedResponse(for: key), cached.isFresh(),
+               let value = try cachedValue(request, httpRequest, cached, started: started) {
+                return value
+            }
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .localThenRemote:
+            if let key, let cached = await cache?.cachedResponse(for: key), isUsable(cached),
+               let value = try cachedValue(request, httpRequest, cached, started: started) {
+                // The network answer replaces the cached one for the next read.
+                Task { _ = try? await self.fetch(request, httpRequest, key: key, started: .now) }
+                return value
+            }
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .remoteThenLocal:
+            do {
+                return try await fetch(request, httpRequest, key: key, started: started)
+            } catch let error as HTTPClientError where Self.fallsBackToCache(error) {
+                if let key, let cached = await cache?.cachedResponse(for: key), isUsable(cached),
+                   let value = try cachedValue(request, httpRequest, cached, started: started) {
+                    return value
+                }
+                throw error
+            }
+        }
+    }
+
+    /// The cached answer and then the network's, as one or two values (the
+    /// ``CachePolicy/localThenRemote`` policy as a stream).
+    ///
+    /// For example:
+    /// ```swift
+    /// for try await timeline in client.responses(for: GetMomentsByUserID(userID: "0")) {
+    ///     render(timeline.value)   // cached first (if any), then fresh
+    /// }
+    /// ```
+    /// Cancelling the consuming task cancels the network request.
+    public nonisolated func responses<R: Request>(for request: R) -> AsyncThrowingStream<DecodedResponse<R.Response>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                let started = ContinuousClock.now
+                do {
+                    let httpRequest = try makeHTTPRequest(for: request)
+                    let key = request.isCacheable ? CacheKey(httpRequest) : nil
+                    if let key, let cached = await configuration.cache?.cachedResponse(for: key), isUsable(cached),
+                       let value = try? cachedValue(request, httpRequest, cached, started: started) {
+                        continuation.yield(value)
+                    }
+                    continuation.yield(try await fetch(request, httpRequest, key: key, started: .now))
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private static func fallsBackToCache(_ error: HTTPClientError) -> Bool {
+        [.transportFailure, .serverError, .responseTooLarge, .decodingFailure].contains(error.code)
+    }
+
+    private nonisolated func isUsable(_ cached: CachedResponse) -> Bool {
+        let limit = Double(configuration.maximumStaleness.components.seconds)
+        return cached.age() <= limit
+    }
+
+    private nonisolated func cachedValue<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, _ cached: CachedResponse, started: ContinuousClock.Instant
+    ) throws -> DecodedResponse<R.Response>? {
+        let response = cached.response
+        guard let value = try? request.decodeResponse(response, decoder: configuration.decoder) else { return nil }
+        if recorder.isActive {
+            recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: response,
+                            attempts: 0, fromCache: true, error: nil)
+        }
+        return DecodedResponse(value: value, statusCode: response.statusCode, headers: response.headers,
+                               duration: ContinuousClock.now - started, isFromCache: true)
+    }
+
+    // MARK: - The network
+
+    /// Sends over the network, decodes, and caches a successful answer.
+    nonisolated func fetch<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, key: CacheKey?, started: ContinuousClock.Instant
+    ) async throws -> DecodedResponse<R.Response> {
+        var exchange: Exchange?
+        do {
+            let context = RequestContext(requestName: "\(R.self)", allowsRetry: request.allowsRetry, priority: request.priority)
+            let middlewares = request.middlewares
+            let result = try await tracked(latestWinsKey: request.latestWinsKey) {
+                if let key, self.configuration.coalescesRequests {
+                    return try await self.coalescer.run(key) {
+                        try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares)
+                    }
+                }
+                return try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares)
+            }
+            exchange = result
+            let value = try decode(result.response, for: request, sentAs: httpRequest)
+            if let key, let cache = configuration.cache {
+                await cache.store(CachedResponse(result.response, timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key)
+            }
+            if recorder.isActive {
+                recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: result.response,
+                                attempts: result.attempts, fromCache: false, error: nil)
+            }
+            return DecodedResponse(value: value, statusCode: result.response.statusCode, headers: result.response.headers,
+                                   duration: ContinuousClock.now - started)
+        } catch {
+            let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
+                ? .cancelled()
+                : .transportFailure(TransportFailure(kind: .other, message: String(describing: error))))
+            let attached = normalized.attaching(method: httpRequest.method, url: httpRequest.url)
+            recordFailure(R.self, httpRequest, started: started, error: attached, attempts: exchange?.attempts ?? 1)
+            throw attached
+        }
+    }
+
+    private nonisolated func recordFailure<R>(_ type: R.Type, _ request: HTTPRequest, started: ContinuousClock.Instant, error: HTTPClientError, attempts: Int = 0) {
+        guard recorder.isActive else { return }
+        recorder.record(name: "\(R.self)", request: request, started: started, response: nil, attempts: attempts, fromCache: false, error: error)
+    }
+
+    /// Runs `operation` in a task of its own, so ``cancelAll()`` and latest-wins can cancel it.
+    private nonisolated func tracked<T: Sendable>(
+        latestWinsKey: String?,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let task = Task { try await operation() }
+        let id = inFlight.register(latestWinsKey: latestWinsKey) { task.cancel() }
+        defer { inFlight.unregister(id, latestWinsKey: latestWinsKey) }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    private nonisolated func exchangeWithRetry(
+        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware]
+    ) async throws -> Exchange {
+        var attempt = 1
+        var waited = Duration.zero
+        while true {
+            let attemptContext = RequestContext(requestName: context.requestName, attempt: attempt,
+                                                allowsRetry: context.allowsRetry, priority: context.priority)
+            let delay: Duration
+            do {
+                let response = try await exchangeOnce(request, context: attemptContext, middlewares: middlewares)
+                guard context.allowsRetry, let policy = configuration.retryPolicy,
+                      policy.retryableStatusCodes.contains(response.statusCode),
+                      let next = policy.delay(after: attempt, retryAfter: response.headers["Retry-After"], alreadyWaited: waited)
+                else { return Exchange(response: response, attempts: attempt) }
+                delay = next
+            } catch let error as HTTPClientError where error.code == .transportFailure {
+                guard context.allowsRetry, let policy = configuration.retryPolicy,
+                      let next = policy.delay(after: attempt, retryAfter: nil, alreadyWaited: waited)
+                else { throw error }
+                delay = next
+            }
+            do {
+                try Task.checkCancellation()
+                try await configuration.retryPolicy?.sleep(delay)
+                try Task.checkCancellation()
+            } catch {
+                throw HTTPClientError.cancelled()
+            }
+            waited += delay
+            attempt += 1
+        }
+    }
+
+    private nonisolated func exchangeOnce(
+        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware]
+    ) async throws -> HTTPResponse {
+        var chain = configuration.middlewares + middlewares
+        if let authentication = configuration.authentication { chain.append(authentication) }
+        if chain.isEmpty { return try await send(request, priority: context.priority) }
+        return try await MiddlewareChain.run(request, context: context, middlewares: chain) { request in
+            try await self.send(request, priority: context.priority)
+        }
+    }
+
+    /// Sends through the transport within the concurrency limit, normalizing every
+    /// failure to ``HTTPClientError``.
+    private nonisolated func send(_ request: HTTPRequest, priority: RequestPriority) async throws -> HTTPResponse {
+        if let limiter {
+            try await limiter.acquire(priority: priority)
+        }
+        defer { limiter?.release() }
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw Task.isCancelled || error is CancellationError
+                ? HTTPClientError.cancelled()
+                : HTTPClientError.transportFailure(TransportFailure(kind: .other, message: String(describing: error)))
+        }
+        if let limit = request.maximumResponseSize, response.body.count > limit {
+            throw HTTPClientError.responseTooLarge(limit: limit, received: response.body.count)
+        }
+        return response
+    }
+
+    nonisolated func decode<R: Request>(_ response: HTTPResponse, for request: R, sentAs httpRequest: HTTPRequest) throws -> R.Response {
+        guard configuration.acceptedStatusCodes.contains(response.statusCode) else {
+            throw request.failure(for: response, decoder: configuration.decoder) ?? .serverError(response)
+        }
+        do {
+            return try request.decodeResponse(response, decoder: configuration.decoder)
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError.decodingFailed(R.Response.self, error: error, response: response)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// A step between ``HTTPClient`` and its transport that may change the request, the
+/// response, or both.
+///
+/// Middlewares run in order for the request and in reverse for the response: the
+/// client's, then the request's own, then the transport. An error a middleware throws
+/// (other than an ``HTTPClientError`` passing through) is reported as
+/// ``HTTPClientError/Code-swift.struct/middlewareFailure``.
+///
+/// For example:
+/// ```swift
+/// struct RequestID: HTTPMiddleware {
+///     func intercept(_ request: HTTPRequest, context: RequestContext,
+///                    next: @Sendable (HTTPRequest) async throws -> HTTPResponse) async throws -> HTTPResponse {
+///         var request = request
+///         request.headers["X-Request-ID"] = UUID().uuidString
+///         return try await next(request)
+///     }
+/// }
+/// ```
+public protocol HTTPMiddleware: Sendable {
+    /// Handles `request`, calling `next` to pass it on (zero, one or more times).
+    func intercept(
+        _ request: HTTPRequest,
+        context: RequestContext,
+        next: @Sendable (HTTPRequest) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse
+}
+
+/// What a middleware knows about the request it handles.
+public struct RequestContext: Sendable {
+    /// The name of the ``Request`` type, e.g. `GetMomentsByUserID`.
+    public let requestName: String
+    /// 1 for the first attempt, 2 for the first retry, and so on.
+    public let attempt: Int
+    /// Whether the request may be sent more than once.
+    public let allowsRetry: Bool
+    /// The request's priority.
+    public let priority: RequestPriority
+
+    public init(requestName: String, attempt: Int = 1, allowsRetry: Bool = false, priority: RequestPriority = .normal) {
+        self.requestName = requestName
+        self.attempt = attempt
+        self.allowsRetry = allowsRetry
+        self.priority = priority
+    }
+}
+
+/// Folds middlewares around a terminal step.
+enum MiddlewareChain {
+    static func run(
+        _ request: HTTPRequest,
+        context: RequestContext,
+        middlewares: [any HTTPMiddleware],
+        terminal: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        var next = terminal
+        for middleware in middlewares.reversed() {
+            let inner = next
+            next = { request in
+                do {
+                    return try await middleware.intercept(request, context: context, next: inner)
+                } catch let error as HTTPClientError {
+                    throw error
+                } catch {
+                    if Task.isCancelled || error is CancellationError { throw HTTPClientError.cancelled() }
+                    throw HTTPClientError.middlewareFailure(String(describing: type(of: middleware)), error: error)
+                }
+            }
+        }
+        return try await next(request)
+    }
+}

@@ -1,0 +1,22 @@
+/// Supplies the token an ``AuthenticationMiddleware`` sends, and a new one when the
+/// server refuses it.
+public protocol TokenProvider: Sendable {
+    /// The token to send.
+    func currentToken() async throws -> String
+
+    /// A new token, after the server answered 401 to `rejected`.
+    func refreshToken(replacing rejected: String) async throws -> String
+}
+
+/// A token that never changes; a 401 cannot be recovered from.
+public struct StaticTokenProvider: TokenProvider {
+    private let token: String
+
+    public init(_ token: String) { self.token = token }
+
+    public func currentToken() -> String { token }
+
+    public func refreshToken(replacing rejected: String) throws -> String {
+        throw ValidationError("a static token cannot be refreshed")
+    }
+}

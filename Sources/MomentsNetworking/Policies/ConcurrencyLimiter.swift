@@ -1,0 +1,73 @@
+import Synchronization
+
+/// At most `limit` exchanges at once; when full, waiting requests are admitted by
+/// priority, then in arrival order. Waiting is cancellable.
+final class ConcurrencyLimiter: Sendable {
+    private struct Waiter {
+        let id: Int
+        let priority: RequestPriority
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var running = 0
+        var nextID = 0
+        var waiters: [Waiter] = []
+    }
+
+    let limit: Int
+    private let state = Mutex(State())
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    func acquire(priority: RequestPriority) async throws {
+        let admitted = state.withLock { state -> Bool in
+            guard state.running < limit else { return false }
+            state.running += 1
+            return true
+        }
+        if admitted { return }
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let immediate: Result<Void, any Error>? = state.withLock { state in
+                    if Task.isCancelled { return .failure(HTTPClientError.cancelled()) }
+                    if state.running < limit {
+                        state.running += 1
+                        return .success(())
+                    }
+                    // Behind every waiter of the same or higher priority.
+                    let index = state.waiters.firstIndex { $0.priority < priority } ?? state.waiters.endIndex
+                    state.waiters.insert(Waiter(id: id, priority: priority, continuation: continuation), at: index)
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: HTTPClientError.cancelled())
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> Waiter? in
+            if state.waiters.isEmpty {
+                state.running -= 1
+                return nil
+            }
+            return state.waiters.removeFirst()  // the slot passes to it
+        }
+        next?.continuation.resume()
+    }
+
+    var waiting: Int { state.withLock { $0.waiters.count } }
+    var running: Int { state.withLock { $0.running } }
+}

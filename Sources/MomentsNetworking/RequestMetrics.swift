@@ -1,0 +1,73 @@
+public import Foundation
+
+/// What one request cost, handed to the client's metrics handler.
+public struct RequestMetrics: Sendable {
+    /// The ``Request`` type's name.
+    public let requestName: String
+    public let method: HTTPMethod
+    /// The URL without its query.
+    public let url: String
+    /// The status of the final answer, if one arrived.
+    public let statusCode: Int?
+    /// From the call to its result.
+    public let duration: Duration
+    /// Attempts made on the network (0 when served from the cache).
+    public let attempts: Int
+    public let isFromCache: Bool
+    /// Bytes of the final answer's body.
+    public let responseBytes: Int
+    /// The failure, if the request failed.
+    public let errorCode: HTTPClientError.Code?
+}
+
+/// Turns a request's outcome into one log record and one metrics value.
+struct RequestRecorder: Sendable {
+    let configuration: HTTPClient.Configuration
+
+    var isActive: Bool { configuration.logHandler != nil || configuration.metricsHandler != nil }
+
+    func record(
+        name: String, request: HTTPRequest, started: ContinuousClock.Instant,
+        response: HTTPResponse?, attempts: Int, fromCache: Bool, error: HTTPClientError?
+    ) {
+        let duration = ContinuousClock.now - started
+        let url = HTTPClientError.redactedURL(request.url)
+        configuration.metricsHandler?(RequestMetrics(
+            requestName: name, method: request.method, url: url, statusCode: response?.statusCode ?? error?.statusCode,
+            duration: duration, attempts: attempts, isFromCache: fromCache,
+            responseBytes: response?.body.count ?? 0, errorCode: error?.code
+        ))
+        guard let handler = configuration.logHandler else { return }
+        let level: LogRecord.Level = error == nil ? .info : .error
+        guard level >= configuration.logLevel else { return }
+        let status = (response?.statusCode ?? error?.statusCode).map(String.init) ?? "-"
+        var metadata = [
+            "method": request.method.rawValue, "url": url, "status": status,
+            "duration_ms": String(format: "%.1f", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000),
+            "attempts": String(attempts), "cache": fromCache ? "hit" : "miss", "request": name,
+        ]
+        if let error { metadata["error"] = error.description }
+        if configuration.logLevel <= .debug {
+            if let body = request.body { metadata["request_body"] = Self.compact(body) }
+            if let body = response?.body ?? error?.response?.body { metadata["response_body"] = Self.compact(body) }
+        }
+        let outcome = error.map { "failed: \($0.code)" } ?? "\(status)"
+        handler(LogRecord(level: level, message: "\(request.method) \(url) → \(outcome)", metadata: metadata))
+    }
+
+    private static let secretPattern = try? NSRegularExpression(
+        pattern: #"("[A-Za-z_-]*(?:token|password|secret|authorization|api[_-]?key|cookie)[A-Za-z_-]*"\s*:\s*)"(?:[^"\\]|\\.)*""#,
+        options: [.caseInsensitive]
+    )
+
+    /// At most 1 KiB of the body, whitespace collapsed, secret-looking JSON values redacted.
+    static func compact(_ body: Data, limit: Int = 1024) -> String {
+        var text = String(decoding: body.prefix(limit * 4), as: UTF8.self)
+        text = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        if let pattern = secretPattern {
+            let range = NSRange(text.startIndex..., in: text)
+            text = pattern.stringByReplacingMatches(in: text, range: range, withTemplate: "$1\"<redacted>\"")
+        }
+        return text.count > limit ? String(text.prefix(limit)) + "…" : text
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+private struct Query: GraphQLOperation {
+    typealias Response = User
+    struct Variables: Encodable, Sendable { var id: String }
+    struct ResponseData: Decodable, Sendable { var user: User }
+    static let document = "query user($id: ID!) { user(id: $id) { id name } }"
+    static let operationName = "user"
+    var variables: Variables
+    var cachePolicy: CachePolicy?
+    func extract(_ data: ResponseData) -> User { data.user }
+}
+
+private struct Mutation: GraphQLOperation {
+    typealias Response = User
+    struct Variables: Encodable, Sendable { var id: String }
+    struct ResponseData: Decodable, Sendable { var rename: User }
+    static let document = "mutation rename($id: ID!) { rename(id: $id) { id name } }"
+    static let operationName = "rename"
+    static let isMutation = true
+    var variables: Variables
+    func extract(_ data: ResponseData) -> User { data.rename }
+}
+
+@Suite struct CachePolicyTests {
+    /// Answers "Ada #<call>" so a test can tell which exchange a value came from.
+    private func numbered(failing: Set<Int> = []) -> ScriptedTransport {
+        ScriptedTransport { call, _ in
+            if failing.contains(call) { throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionRefused, message: "down")) }
+            return ok(#"{"id":\#(call),"name":"Ada #\#(call)"}"#)
+        }
+    }
+
+    private func client(_ transport: any HTTPTransport, cache: any ResponseCache = MemoryResponseCache(), ttl: Duration = .seconds(60)) -> HTTPClient {
+        HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.cache = cache
+            $0.cacheTTL = ttl
+        }
+    }
+
+    @Test func remoteAlwaysSendsAndStoresTheAnswer() async throws {
+        let transport = numbered()
+        let client = client(transport)
+
+        #expect(try await client.send(Endpoint<User>.get("/u")).id == 1)
+        #expect(try await client.send(Endpoint<User>.get("/u")).id == 2)
+        let cached = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.local))
+        #expect(cached.value.id == 2)
+        #expect(cached.isFromCache)
+        #expect(transport.calls == 2)
+    }
+
+    @Test func localNeverSendsAndAMissIsTyped() async throws {
+        let transport = numbered()
+        let client = client(transport)
+
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+
+        #expect(error?.code == .cacheMiss)
+        #expect(transport.calls == 0)
+    }
+
+    @Test func localTreatsAnExpiredEntryAsAMiss() async throws {
+        let transport = numbered()
+        let client = client(transport, ttl: .milliseconds(50))
+        _ = try await client.send(Endpoint<User>.get("/u"))
+        try await Task.sleep(for: .milliseconds(80))
+
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+
+        #expect(error?.code == .cacheMiss)
+    }
+
+    @Test func localOrRemoteUsesAFreshEntryElseTheNetwork() async throws {
+        let transport = numbered()
+        let client = client(transport)
+        let request = Endpoint<User>.get("/u").cachePolicy(.localOrRemote, ttl: .milliseconds(80))
+
+        #expect(try await client.send(request).id == 1)
+        #expect(try await client.send(request).id == 1)
+        try await Task.sleep(for: .milliseconds(120))
+        #expect(try await client.send(request).id == 2, "a per-request TTL expires the entry")
+        #expect(transport.calls == 2)
+    }
+
+    @Test func localThenRemoteDeliversTheCachedValueThenTheFreshOne() async throws {
+        let transport = numbered()
+        let client = client(transport)
+        _ = try await client.send(Endpoint<User>.get("/u"))
+
+        var received: [(Int, Bool)] = []
+        for try await response in client.responses(for: Endpoint<User>.get("/u")) {
+            received.append((response.value.id, response.isFromCache))
+        }
+
+        #expect(received.map(\.0) == [1, 2])
+        #expect(received.map(\.1) == [true, false])
+        #expect(try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)).id == 2, "the fresh answer replaced the cached one")
+    }
+
+    @Test func localThenRemoteWithAnEmptyCacheDeliversOnlyTheNetworkValue() async throws {
+        let client = client(numbered())
+        var ids: [Int] = []
+        for try await response in client.responses(for: Endpoint<User>.get("/u")) { ids.append(response.value.id) }
+        #expect(ids == [1])
+    }
+
+    @Test func sendWithLocalThenRemoteReturnsTheCachedValueAndRefreshesBehind() async throws {
+        let transport = numbered()
+        let client = client(transport)
+        _ = try await client.send(Endpoint<User>.get("/u"))
+
+        let first = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote))
+
+        #expect(first.value.id == 1 && first.isFromCache)
+        #expect(await eventually { transport.calls == 2 })
+        #expect(await eventually { (try? await client.send(Endpoint<User>.get("/u").cachePolicy(.local)))?.id == 2 })
+    }
+
+    @Test func remoteThenLocalFallsBackToTheCacheEvenExpired() async throws {
+        let transport = numbered(failing: [2, 3])
+        let client = client(transport, ttl: .milliseconds(10))
+        _ = try await client.send(Endpoint<User>.get("/u"))
+        try await Task.sleep(for: .milliseconds(30))
+
+        let fallback = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal))
+        #expect(fallback.value.id == 1 && fallback.isFromCache)
+
+        let nothing = await #expect(throws: HTTPClientError.self) {
+            try await client.send(Endpoint<User>.get("/other").cachePolicy(.remoteThenLocal))
+        }
+        #expect(nothing?.code == .transportFailure)
+    }
+
+    @Test func remoteThenLocalRespectsTheMaximumStaleness() async throws {
+        let transport = numbered(failing: [2])
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.cache = MemoryResponseCache()
+            $0.maximumStaleness = .zero
+        }
+        _ = try await client.send(Endpoint<User>.get("/u"))
+        try await Task.sleep(for: .milliseconds(20))
+
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal)) }
+    }
+
+    @Test func failureStatusesAreNeverCached() async throws {
+        let transport = ScriptedTransport { _, _ in status(500) }
+        let cache = MemoryResponseCache()
+        let client = client(transport, cache: cache)
+
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+
+        #expect(cache.count == 0)
+    }
+
+    @Test func graphQLQueriesAreCachedByBodyAndErrorsAndMutationsNever() async throws {
+        let transport = ScriptedTransport { call, request in
+            let body = String(decoding: request.body ?? Data(), as: UTF8.self)
+            if body.contains(#""id":"bad""#) { return ok(#"{"errors":[{"message":"no"}],"data":null}"#) }
+            let field = body.contains("rename") ? "rename" : "user"
+            return ok(#"{"data":{"\#(field)":{"id":\#(call),"name":"Ada"}}}"#)
+        }
+        let cache = MemoryResponseCache()
+        let client = client(transport, cache: cache)
+
+        _ = try await client.send(Query(variables: .init(id: "1")))
+        _ = try await client.send(Query(variables: .init(id: "2")))
+        #expect(cache.count == 2, "different variables, different entries")
+        for _ in 0..<20 {
+            #expect(try await client.send(Query(variables: .init(id: "1"), cachePolicy: .local)).id == 1)
+        }
+
+        await #expect(throws: HTTPClientError.self) { try await client.send(Query(variables: .init(id: "bad"))) }
+        _ = try await client.send(Mutation(variables: .init(id: "1")))
+        #expect(cache.count == 2)
+    }
+
+    @Test func theCacheKeyIsStable() throws {
+        let request = HTTPRequest(method: .post, url: URL(string: "https://bff.example.com/graphql")!, body: Data("{}".utf8))
+        #expect(CacheKey(request) == CacheKey(request))
+        #expect(CacheKey(request).rawValue == SHA256Vector.expected)
+        var other = request
+        other.body = Data("{ }".utf8)
+        #expect(CacheKey(other) != CacheKey(request))
+    }
+
+    @Test func clearEmptiesTheCache() async throws {
+        let cache = MemoryResponseCache()
+        let client = client(numbered(), cache: cache)
+        _ = try await client.send(Endpoint<User>.get("/u"))
+
+        try await cache.clear()
+
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+    }
+}
+
+/// SHA-256 of "POST\nhttps://bff.example.com/graphql\n{}", computed independently (Python hashlib).
+enum SHA256Vector {
+    static let expected = "0eb5a0ec4fb14f226fe6de115e34f0bd07c10578f52adcb72fb57e64ee4bcba5"
+}

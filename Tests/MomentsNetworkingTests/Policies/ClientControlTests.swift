@@ -1,0 +1,83 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Synchronization
+import Testing
+
+@Suite struct ClientControlTests {
+    @Test func cancelAllCancelsEveryRequestInFlight() async throws {
+        let transport = ScriptedTransport(delay: .seconds(30)) { _, _ in ok() }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>.get("/slow/\(index)")) } }
+        #expect(await eventually { client.requestsInFlight == 5 && transport.calls == 5 })
+
+        let started = ContinuousClock.now
+        client.cancelAll()
+        for task in tasks {
+            let result = await task.result
+            #expect((result.error as? HTTPClientError)?.code == .cancelled)
+        }
+
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(client.requestsInFlight == 0)
+    }
+
+    @Test func theConcurrencyLimitAdmitsHigherPriorityFirst() async throws {
+        let order = Mutex<[String]>([])
+        let gate = Mutex<Bool>(false)
+        let transport = ScriptedTransport { _, request in
+            order.withLock { $0.append(request.url.lastPathComponent) }
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
+            return ok()
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
+
+        let first = Task { try await client.send(Endpoint<Data>.get("/first")) }
+        #expect(await eventually { transport.calls == 1 })
+        var waiting: [Task<Data, any Error>] = []
+        for (index, (path, priority)) in [("low", RequestPriority.low), ("normal", .normal), ("high", .high), ("normal2", .normal)].enumerated() {
+            waiting.append(Task { try await client.send(Endpoint<Data>.get("/\(path)").priority(priority)) })
+            #expect(await eventually { client.requestsInFlight == index + 2 })
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(transport.calls == 1)
+        gate.withLock { $0 = true }
+        _ = try await first.value
+        for task in waiting { _ = try await task.value }
+
+        #expect(order.withLock { $0 } == ["first", "high", "normal", "normal2", "low"])
+        #expect(transport.maximumRunning == 1)
+    }
+
+    @Test func aWaitingRequestCanBeCancelled() async throws {
+        let transport = ScriptedTransport(delay: .milliseconds(300)) { _, _ in ok() }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
+        let first = Task { try await client.send(Endpoint<Data>.get("/a")) }
+        #expect(await eventually { transport.calls == 1 })
+        let second = Task { try await client.send(Endpoint<Data>.get("/b")) }
+        try await Task.sleep(for: .milliseconds(20))
+
+        second.cancel()
+
+        #expect(((await second.result).error as? HTTPClientError)?.code == .cancelled)
+        _ = try await first.value
+        #expect(transport.calls == 1)
+        _ = try await client.send(Endpoint<Data>.get("/c"))
+        #expect(transport.calls == 2)
+    }
+
+    @Test func aLatestWinsRequestCancelsTheOneItReplaces() async throws {
+        let transport = ScriptedTransport { call, _ in
+            if call == 1 { do { try await Task.sleep(for: .seconds(30)) } catch { throw HTTPClientError.cancelled() } }
+            return ok(#""second""#)
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+
+        let first = Task { try await client.send(Endpoint<String>.get("/search").query("q", "a").latestWins("search")) }
+        #expect(await eventually { transport.calls == 1 })
+        let second = try await client.send(Endpoint<String>.get("/search").query("q", "ab").latestWins("search"))
+
+        #expect(second == "second")
+        #expect(((await first.result).error as? HTTPClientError)?.code == .cancelled)
+    }
+}

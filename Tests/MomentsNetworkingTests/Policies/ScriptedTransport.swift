@@ -1,0 +1,66 @@
+import Foundation
+import MomentsNetworking
+import Synchronization
+
+/// A transport answering from a closure that sees the call number, counting calls and
+/// the most that ran at once; `delay` makes each call slow (and cancellable).
+final class ScriptedTransport: HTTPTransport {
+    typealias Handler = @Sendable (_ call: Int, _ request: HTTPRequest) async throws -> HTTPResponse
+
+    private struct State {
+        var calls = 0
+        var running = 0
+        var maximumRunning = 0
+        var requests: [HTTPRequest] = []
+    }
+
+    private let state = Mutex(State())
+    private let handler: Handler
+    private let delay: Duration?
+
+    init(delay: Duration? = nil, _ handler: @escaping Handler) {
+        self.delay = delay
+        self.handler = handler
+    }
+
+    var calls: Int { state.withLock { $0.calls } }
+    var maximumRunning: Int { state.withLock { $0.maximumRunning } }
+    var requests: [HTTPRequest] { state.withLock { $0.requests } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let call = state.withLock { state -> Int in
+            state.calls += 1
+            state.running += 1
+            state.maximumRunning = max(state.maximumRunning, state.running)
+            state.requests.append(request)
+            return state.calls
+        }
+        defer { state.withLock { $0.running -= 1 } }
+        if let delay {
+            do { try await Task.sleep(for: delay) } catch { throw HTTPClientError.cancelled() }
+        }
+        return try await handler(call, request)
+    }
+}
+
+func ok(_ json: String = #"{"id":1,"name":"Ada"}"#, headers: HTTPHeaders = [:]) -> HTTPResponse {
+    HTTPResponse(statusCode: 200, headers: headers, body: Data(json.utf8))
+}
+
+func status(_ code: Int, headers: HTTPHeaders = [:]) -> HTTPResponse {
+    HTTPResponse(statusCode: code, headers: headers, body: Data(#"{"error":"status \#(code)"}"#.utf8))
+}
+
+/// Collects log records.
+final class LogSink: Sendable {
+    private let records = Mutex<[LogRecord]>([])
+    var all: [LogRecord] { records.withLock { $0 } }
+    var handler: LogHandler { { record in self.records.withLock { $0.append(record) } } }
+}
+
+/// Records the delays a retry policy asked for, without waiting.
+final class SleepRecorder: Sendable {
+    private let delays = Mutex<[Duration]>([])
+    var all: [Duration] { delays.withLock { $0 } }
+    var sleep: @Sendable (Duration) async throws -> Void { { delay in self.delays.withLock { $0.append(delay) } } }
+}

@@ -1,0 +1,20 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+@Suite struct MomentsStoreCachePolicyTests {
+    @Test func refreshPassesItsCachePolicyToTheService() async throws {
+        let answer = Data(Fixtures.timelineAnswer.utf8)
+        let transport = StubTransport(statusCode: 200, body: answer)
+        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.cache = MemoryResponseCache() }
+        let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
+
+        _ = try await store.refresh(userID: "0")
+        _ = try await store.refresh(userID: "0", cachePolicy: .localOrRemote)
+        _ = try await store.refresh(userID: "0", cachePolicy: .local)
+
+        #expect(transport.requests.count == 1)
+    }
+}
