@@ -19,7 +19,8 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsCSQLite"]),
-        .executableTarget(name: "MomentsCLI", dependencies: ["Moments", "MomentsSQLite"]),
+        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking"]),
+        .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .executableTarget(
             name: "MomentsBenchmarks",
             dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite"],
@@ -38,6 +39,10 @@ let package = Package(
             dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
+        .testTarget(
+            name: "MomentsCommandLineTests",
+            dependencies: ["MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite"]
+        ),
     ]
 )
 

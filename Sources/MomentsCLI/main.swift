@@ -1,1 +1,4 @@
-print("moments: the CLI arrives with issue 06")
+import Foundation
+import MomentsCommandLine
+
+exit(await MomentsCommandLine.run(Array(CommandLine.arguments.dropFirst())))

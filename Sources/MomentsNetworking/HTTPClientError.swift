@@ -115,7 +115,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The URL without its query and fragment, which may carry credentials.
-    static func redactedURL(_ url: URL) -> String {
+    package static func redactedURL(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
         let hadQuery = components.query != nil
         components.query = nil

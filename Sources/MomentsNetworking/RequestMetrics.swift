@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What one request cost, handed to the client's metrics handler.
 public struct RequestMetrics: Sendable {

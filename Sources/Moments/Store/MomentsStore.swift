@@ -177,9 +177,11 @@ public actor MomentsStore {
     /// the result: the confirmed state on success, a rollback on failure.
     private func finishIntent(_ key: LikeKey, generation: Int) {
         guard intents[key.userID]?[key.momentID]?.generation == generation else { return }
+        let before = displayed(key.userID)
         intents[key.userID]?[key.momentID] = nil
         if intents[key.userID]?.isEmpty == true { intents[key.userID] = nil }
-        publish(key.userID)
+        // After a confirmation nothing changes (already emitted); after a failure this is the rollback.
+        if displayed(key.userID) != before { publish(key.userID) }
     }
 
     private func applyLikeAnswer(_ answer: MomentsDetails, key: LikeKey, tick: UInt64) async throws {

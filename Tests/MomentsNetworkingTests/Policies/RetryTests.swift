@@ -36,7 +36,6 @@ import Testing
 
     @Test func retryAfterInSecondsAndAsAnHTTPDateIsHonoured() async throws {
         let sleeps = SleepRecorder()
-        let date = Date().addingTimeInterval(3)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
@@ -44,7 +43,7 @@ import Testing
         let transport = ScriptedTransport { call, _ in
             switch call {
             case 1: status(503, headers: ["Retry-After": "2"])
-            case 2: status(429, headers: ["Retry-After": formatter.string(from: date)])
+            case 2: status(429, headers: ["Retry-After": formatter.string(from: Date().addingTimeInterval(3))])
             default: ok()
             }
         }

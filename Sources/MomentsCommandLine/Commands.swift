@@ -1,0 +1,62 @@
+/// Every command of `moments`, with its options.
+enum Commands {
+    static let connection: [(name: String, help: String)] = [
+        ("base-url", "the BFF's base URL, e.g. http://127.0.0.1:8080 (default: $MOMENTS_BASE_URL)"),
+        ("store", "where timelines are kept: sqlite:PATH | json:DIR | memory (default: sqlite:moments.sqlite)"),
+        ("token", "send this token as 'Authorization: Bearer <token>'"),
+        ("timeout", "seconds allowed per request (default: 10)"),
+    ]
+    static let json = (name: "json", help: "print machine-readable JSON")
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            name: .demo,
+            summary: "Starts the reference BFF on a free loopback port and runs the whole story: fetch user 0's timeline into a SQLite store, like and unlike a moment while streaming updates, stop the BFF, and serve the timeline offline from the same file.",
+            options: [("store", "the SQLite file to use: sqlite:PATH (default: a temporary file, removed afterwards)")],
+            flags: [], required: []
+        ),
+        CommandSpec(
+            name: .timeline, summary: "Fetches a user's timeline from the BFF, stores it, and prints it.",
+            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF")],
+            required: ["user"]
+        ),
+        CommandSpec(
+            name: .like, summary: "Likes a moment as a user.",
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json],
+            required: ["user", "moment"]
+        ),
+        CommandSpec(
+            name: .unlike, summary: "Unlikes a moment as a user.",
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json],
+            required: ["user", "moment"]
+        ),
+        CommandSpec(
+            name: .watch, summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted.",
+            options: [("user", "the user's id"), ("interval", "seconds between refreshes (default: 10)")] + connection, flags: [json],
+            required: ["user"]
+        ),
+        CommandSpec(
+            name: .cacheClear, summary: "Removes the cached BFF answers kept in .moments-cache (or --cache-dir).",
+            options: [("cache-dir", "the cache directory (default: .moments-cache)")], flags: [], required: []
+        ),
+        CommandSpec(name: .help, summary: "Lists the commands.", options: [], flags: [], required: []),
+    ]
+
+    static func spec(_ name: CommandSpec.Name) -> CommandSpec {
+        all.first { $0.name == name } ?? all[all.count - 1]
+    }
+
+    static var overview: String {
+        var lines = [
+            "moments: the Moments SDK's command-line tool", "",
+            "usage: moments <command> [options]", "", "commands:",
+        ]
+        let width = all.map(\.name.rawValue.count).max() ?? 0
+        for spec in all {
+            let summary = spec.summary.split(separator: ".").first.map(String.init) ?? spec.summary
+            lines.append("  " + spec.name.rawValue + String(repeating: " ", count: width - spec.name.rawValue.count + 2) + summary)
+        }
+        lines += ["", "'moments <command> --help' describes a command's options.", "Start here: moments demo"]
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import MomentsSQLite
+import Synchronization
+
+/// `moments demo`: the whole story against the reference BFF on loopback.
+struct DemoCommand {
+    let console: Console
+    let user = "0"
+
+    func run(_ arguments: ParsedArguments) async throws {
+        let (path, temporaryDirectory) = try storePath(arguments)
+        let bff = try ReferenceBFFProcess()
+        let interrupt = Interrupts.onInterrupt {
+            bff.stop()
+            if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+        }
+        defer {
+            bff.stop()
+            Interrupts.remove(interrupt)
+            if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+        }
+        console.line("▶ Started the reference BFF at \(bff.baseURL)/graphql")
+
+        let client = HTTPClient(baseURL: bff.baseURL) {
+            $0.timeout = .seconds(5)
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(100))
+        }
+        let service = GraphQLMomentsService(client: client)
+        let store = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+
+        console.line("▶ Fetching user \(user)'s timeline into the SQLite store \(path)")
+        let fetched = try await store.refresh(userID: user)
+        TimelineFormatter.text(fetched).forEach(console.line)
+
+        console.line("▶ Subscribing to user \(user)'s updates")
+        let updates = UpdateLog()
+        let stream = await store.updates(for: user)
+        let consumer = Task {
+            for await details in stream { updates.append(details) }
+        }
+        defer { consumer.cancel() }
+        _ = await updates.wait(forCount: 1)
+
+        guard let target = fetched.moments.first(where: { $0.isLiked == false }) ?? fetched.moments.first else {
+            throw CommandFailure("user \(user)'s timeline has no moments to like")
+        }
+        for isLiked in [true, false] {
+            console.line("▶ \(isLiked ? "Liking" : "Unliking") moment [\(target.id)] (optimistic, then confirmed by the BFF)")
+            let seen = updates.count
+            let confirmed = try await store.setLike(isLiked, momentID: target.id, userID: user)
+            let delivered = await updates.wait(forCount: seen + 2, timeout: .seconds(2))
+            for (index, details) in delivered.dropFirst(seen).enumerated() {
+                guard let moment = details.moment(withID: target.id) else { continue }
+                let label = index == 0 && delivered.count > seen + 1 ? "optimistic" : "confirmed"
+                console.line("  stream update (\(label)): \(TimelineFormatter.heart(moment)) [\(moment.id)] \(TimelineFormatter.likes(moment))")
+            }
+            guard confirmed.moment(withID: target.id)?.isLiked == isLiked else {
+                throw CommandFailure("the BFF did not confirm the \(isLiked ? "like" : "unlike")")
+            }
+        }
+        let finalState = try await store.details(for: user)
+
+        console.line("▶ Stopping the BFF")
+        bff.stop()
+
+        console.line("▶ Opening a fresh store on \(path) with the BFF down")
+        let offlineStore = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+        guard let offline = try await offlineStore.details(for: user) else {
+            throw CommandFailure("the stored timeline is missing after the restart")
+        }
+        TimelineFormatter.text(offline).forEach(console.line)
+        do {
+            try await offlineStore.refresh(userID: user)
+            throw CommandFailure("the BFF answered although it was stopped")
+        } catch let error as HTTPClientError {
+            console.line("  a refresh now fails as it should: \(MomentsCommandLine.describe(error))")
+        }
+        guard offline == finalState else {
+            throw CommandFailure("the timeline served offline differs from the last confirmed one")
+        }
+        console.line("✔ Demo complete: fetched \(fetched.moments.count) moments, liked and unliked moment [\(target.id)] with \(updates.count) stream updates, and served the timeline offline from SQLite.")
+    }
+
+    private func storePath(_ arguments: ParsedArguments) throws -> (String, URL?) {
+        if let text = arguments.option("store") {
+            guard case .sqlite(let path) = try StoreLocation.parse(text) else {
+                throw UsageError(message: "the demo needs a SQLite store: --store sqlite:PATH")
+            }
+            return (path, nil)
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moments-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return (directory.appendingPathComponent("moments.sqlite").path, directory)
+    }
+}
+
+/// The updates a stream delivered, for the demo to wait on.
+final class UpdateLog: Sendable {
+    private let values = Mutex<[MomentsDetails]>([])
+
+    func append(_ details: MomentsDetails) { values.withLock { $0.append(details) } }
+
+    var count: Int { values.withLock { $0.count } }
+
+    /// Waits until `count` updates arrived or `timeout` passes; returns them all.
+    func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [MomentsDetails] {
+        let deadline = ContinuousClock.now + timeout
+        while self.count < count, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return values.withLock { $0 }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Moments
+import MomentsNetworking
+
+/// The `moments` tool: parses the command line, runs the command, and returns the exit
+/// status (0 success, 1 failure, 2 wrong usage). Every failure is one line on stderr.
+public enum MomentsCommandLine {
+    public static func run(_ arguments: [String]) async -> Int32 {
+        await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())
+    }
+
+    static func run(_ arguments: [String], environment: [String: String], console: Console) async -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(arguments, commands: Commands.all)
+        } catch {
+            console.problem("moments: \(error.message)")
+            return 2
+        }
+        if parsed.command == .help {
+            console.line(Commands.overview)
+            return 0
+        }
+        if parsed.has("help") {
+            console.line(ArgumentParser.help(for: Commands.spec(parsed.command)))
+            return 0
+        }
+        do {
+            switch parsed.command {
+            case .demo: try await DemoCommand(console: console).run(parsed)
+            case .timeline: try await timeline(parsed, environment: environment, console: console)
+            case .like, .unlike: try await like(parsed, environment: environment, console: console)
+            case .watch: try await watch(parsed, environment: environment, console: console)
+            case .cacheClear: try await clearCache(parsed, console: console)
+            case .help: break
+            }
+            return 0
+        } catch let error as UsageError {
+            console.problem("moments: \(error.message)")
+            return 2
+        } catch {
+            console.problem("moments: \(describe(error))")
+            return 1
+        }
+    }
+
+    /// One line saying what went wrong, for people.
+    static func describe(_ error: any Error) -> String {
+        let text: String
+        if let error = error as? HTTPClientError {
+            switch error.code {
+            case .transportFailure:
+                let target = error.url.map { HTTPClientError.redactedURL($0) } ?? "the BFF"
+                text = "cannot reach \(target): \(error.transportFailure?.description ?? error.reason)"
+            case .serverError:
+                text = "the BFF answered \(error.statusCode ?? 0) at \(error.url.map { HTTPClientError.redactedURL($0) } ?? "")"
+            case .graphQLFailure:
+                text = "the BFF reported: " + error.graphQLErrors.map(\.message).joined(separator: "; ")
+            default:
+                text = error.description
+            }
+        } else {
+            text = String(describing: error)
+        }
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    // MARK: - Commands
+
+    private static func timeline(_ arguments: ParsedArguments, environment: [String: String], console: Console) async throws {
+        let user = arguments.option("user") ?? ""
+        let details: MomentsDetails
+        if arguments.has("offline") {
+            let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
+            guard let stored = try await location.open().load(userID: user) else {
+                throw CommandFailure("no stored timeline for user \(user); run 'moments timeline --user \(user)' with a BFF first")
+            }
+            details = stored
+        } else {
+            details = try await Connection(arguments, environment: environment).store.refresh(userID: user)
+        }
+        if arguments.has("json") {
+            console.line(TimelineFormatter.json(details))
+        } else {
+            TimelineFormatter.text(details).forEach(console.line)
+        }
+    }
+
+    private static func like(_ arguments: ParsedArguments, environment: [String: String], console: Console) async throws {
+        let user = arguments.option("user") ?? ""
+        let momentID = arguments.option("moment") ?? ""
+        let isLiked = arguments.command == .like
+        let connection = try Connection(arguments, environment: environment)
+        let details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
+        guard let moment = details.moment(withID: momentID) else {
+            throw CommandFailure("moment \(momentID) is not in user \(user)'s timeline")
+        }
+        if arguments.has("json") {
+            console.line(TimelineFormatter.json(moment))
+        } else {
+            console.line("\(isLiked ? "liked" : "unliked") moment [\(momentID)] as user \(user):")
+            TimelineFormatter.text(moment).forEach(console.line)
+        }
+    }
+
+    private static func watch(_ arguments: ParsedArguments, environment: [String: String], console: Console) async throws {
+        let user = arguments.option("user") ?? ""
+        var interval = Duration.seconds(10)
+        if let text = arguments.option("interval") {
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 86_400 else {
+                throw UsageError(message: "--interval must be seconds between 0.1 and 86400, not '\(text)'")
+            }
+            interval = .milliseconds(Int(seconds * 1000))
+        }
+        let connection = try Connection(arguments, environment: environment)
+        let json = arguments.has("json")
+        let updates = await connection.store.updates(for: user)
+        let printer = Task {
+            var previous: MomentsDetails?
+            for await details in updates {
+                if json {
+                    console.line(TimelineFormatter.json(details, pretty: false))
+                } else if let before = previous {
+                    let stamp = ISO8601DateFormatter().string(from: Date())
+                    TimelineFormatter.changes(from: before, to: details).forEach { console.line("\(stamp) \($0)") }
+                } else {
+                    TimelineFormatter.text(details).forEach(console.line)
+                }
+                previous = details
+            }
+        }
+        let interrupt = Interrupts.onInterrupt {
+            printer.cancel()
+            if !json { console.problem("stopped watching user \(user)") }
+        }
+        defer {
+            printer.cancel()
+            Interrupts.remove(interrupt)
+        }
+        if !json { console.problem("watching user \(user) every \(interval); interrupt (Ctrl-C) to stop") }
+        while !Task.isCancelled {
+            do {
+                try await connection.store.refresh(userID: user)
+            } catch {
+                console.problem("moments: refresh failed: \(describe(error))")
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
+
+    private static func clearCache(_ arguments: ParsedArguments, console: Console) async throws {
+        let directory = URL(fileURLWithPath: arguments.option("cache-dir") ?? Connection.cacheDirectory)
+        guard FileManager.default.fileExists(atPath: directory.path) else {
+            console.line("the cache at \(directory.path) is already empty")
+            return
+        }
+        let cache = try DiskResponseCache(directory: directory)
+        let count = await cache.count
+        try await cache.clear()
+        console.line("removed \(count) cached answer\(count == 1 ? "" : "s") from \(directory.path)")
+    }
+}
+
+/// A command that could not do its job, said in one line.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The reference BFF (`Tools/bff/server.py`) as a child process on a free loopback port.
+///
+/// It is started with `--exit-with-stdin`, so it also ends if this process dies without
+/// stopping it.
+final class ReferenceBFFProcess: Sendable {
+    struct StartFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let port: Int
+    private let process: Process
+    private let stdin: Pipe
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
+
+    init() throws {
+        guard let script = Self.locateScript() else {
+            throw StartFailure(description: "cannot find Tools/bff/server.py; run from the repository or set MOMENTS_BFF_SCRIPT")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, "--port", "0", "--exit-with-stdin"]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw StartFailure(description: "cannot start python3: \(error.localizedDescription)")
+        }
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+            process.terminate()
+            throw StartFailure(description: "the reference BFF did not start (is graphql-core installed? pip install graphql-core)")
+        }
+        self.port = port
+        self.process = process
+        self.stdin = stdin
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    private static func locateScript() -> String? {
+        let candidates: [String?] = [
+            ProcessInfo.processInfo.environment["MOMENTS_BFF_SCRIPT"],
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Tools/bff/server.py").path,
+            FileManager.default.currentDirectoryPath + "/Tools/bff/server.py",
+        ]
+        return candidates.compactMap { $0 }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+}

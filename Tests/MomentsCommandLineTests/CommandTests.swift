@@ -1,0 +1,97 @@
+import Foundation
+@testable import MomentsCommandLine
+import MomentsTestSupport
+import Testing
+
+/// Commands run in-process against the reference BFF, output captured.
+@Suite(.serialized) struct CommandTests {
+    let bff: ReferenceBFF
+    let directory: TemporaryDirectory
+
+    init() throws {
+        bff = try ReferenceBFF()
+        directory = try TemporaryDirectory()
+    }
+
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, Console) {
+        let console = Console(capturing: true)
+        let status = await MomentsCommandLine.run(arguments, environment: environment, console: console)
+        return (status, console)
+    }
+
+    private var store: String { "sqlite:" + directory.url.appendingPathComponent("cli.sqlite").path }
+
+    @Test func timelinePrintsAndStoresTheTimeline() async throws {
+        defer { bff.stop(); directory.remove() }
+        let (status, console) = await run(["timeline", "--user", "0", "--store", store], environment: ["MOMENTS_BASE_URL": bff.baseURL.absoluteString])
+
+        #expect(status == 0)
+        #expect(console.output.first == "Jake Lin (user 0): 4 moments")
+        #expect(console.output.contains { $0.contains("“東京の夜 🌃 — café”") })
+        #expect(console.problems.isEmpty)
+
+        bff.stop()
+        let (offlineStatus, offline) = await run(["timeline", "--user", "0", "--store", store, "--offline", "--json"])
+        #expect(offlineStatus == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(offline.output.joined().utf8)) as? [String: Any]
+        #expect((json?["moments"] as? [Any])?.count == 4)
+    }
+
+    @Test func likeAndUnlikeReportTheConfirmedMoment() async throws {
+        defer { bff.stop(); directory.remove() }
+        let base = ["--user", "0", "--moment", "1", "--base-url", bff.baseURL.absoluteString, "--store", store]
+
+        let (liked, likeOutput) = await run(["like"] + base)
+        let (unliked, unlikeOutput) = await run(["unlike"] + base + ["--json"])
+
+        #expect(liked == 0)
+        #expect(likeOutput.output.first == "liked moment [1] as user 0:")
+        #expect(likeOutput.output.contains { $0.contains("♥ [1]") })
+        #expect(unliked == 0)
+        #expect(unlikeOutput.output.joined().contains(#""isLiked" : false"#))
+    }
+
+    @Test func anUnreachableBFFIsOneLineAndStatus1() async throws {
+        defer { bff.stop(); directory.remove() }
+        let (status, console) = await run(["timeline", "--user", "0", "--store", store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "2"])
+
+        #expect(status == 1)
+        #expect(console.problems.count == 1)
+        #expect(console.problems.first?.hasPrefix("moments: cannot reach http://127.0.0.1:") == true)
+        #expect(console.problems.first?.contains("connection refused") == true)
+    }
+
+    @Test func wrongArgumentsAreOneLineAndStatus2() async throws {
+        defer { bff.stop(); directory.remove() }
+        for arguments in [["timeline"], ["timeline", "--user", "0"], ["timeline", "--user", "0", "--base-url", "ftp://x"], ["watch", "--user", "0", "--interval", "-1", "--base-url", "http://x"]] {
+            let (status, console) = await run(arguments)
+            #expect(status == 2, "\(arguments)")
+            #expect(console.problems.count == 1)
+            #expect(console.output.isEmpty)
+        }
+    }
+
+    @Test func anUnknownMomentFails() async throws {
+        defer { bff.stop(); directory.remove() }
+        let (status, console) = await run(["like", "--user", "0", "--moment", "nope", "--base-url", bff.baseURL.absoluteString, "--store", store])
+
+        #expect(status == 1)
+        #expect(console.problems == ["moments: moment nope is not in user 0's timeline"])
+    }
+
+    @Test func cacheClearRemovesCachedAnswers() async throws {
+        defer { bff.stop(); directory.remove() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        let first = await run(["cache", "clear", "--cache-dir", cache])
+        #expect(first.0 == 0)
+        #expect(first.1.output.first?.contains("already empty") == true)
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: cache + "/" + String(repeating: "a", count: 64) + ".response"))
+
+        let (status, console) = await run(["cache", "clear", "--cache-dir", cache])
+
+        #expect(status == 0)
+        #expect(console.output.first?.hasPrefix("removed 1 cached answer") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).isEmpty)
+    }
+}
