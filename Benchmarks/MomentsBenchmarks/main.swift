@@ -1,1 +1,46 @@
-print("benchmarks arrive with issue 07")
+// swift run -c release MomentsBenchmarks [--json] [--quick] [--only NAME[,NAME…]]
+//
+// Every figure is printed beside a baseline measured in the same run, with the ratio.
+// Cases: decode, http, cache, fanout, sqlite, json, users.
+import Foundation
+
+let arguments = CommandLine.arguments.dropFirst()
+let wantsJSON = arguments.contains("--json")
+let quick = Harness.isQuick
+let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { index in
+    arguments.index(after: index) < arguments.endIndex ? Set(arguments[arguments.index(after: index)].split(separator: ",").map(String.init)) : nil
+}
+
+func selected(_ name: String) -> Bool { only?.contains(name) ?? true }
+
+var rows: [Row] = []
+var failures: [String] = []
+@MainActor func attempt(_ name: String, _ body: () async throws -> [Row]) async {
+    guard selected(name) else { return }
+    do {
+        let produced = try await body()
+        rows += produced
+        if !wantsJSON { Report.printRows(produced) }
+    } catch {
+        failures.append("\(name): \(error)")
+        FileHandle.standardError.write(Data("benchmark \(name) failed: \(error)\n".utf8))
+    }
+}
+
+if !wantsJSON { Report.printHeader() }
+await attempt("decode") { await DecodeBenchmark.run() }
+await attempt("http") { try await HTTPBenchmark.run() }
+if only?.contains("profile") == true { await attempt("profile") { try await HTTPBreakdown.profile(seconds: 8) } }
+if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
+await attempt("cache") { try await CacheBenchmark.run() }
+await attempt("fanout") { await FanOutBenchmark.run() }
+await attempt("sqlite") { try await SQLiteBenchmark.run() }
+await attempt("json") { try await JSONFileBenchmark.run() }
+await attempt("users") { try await ManyUsersBenchmark.run(users: quick ? 10_000 : 100_000) }
+
+if wantsJSON {
+    Report.printJSON(rows)
+} else {
+    Report.printFooter(rows)
+}
+exit(failures.isEmpty ? 0 : 1)

@@ -60,6 +60,12 @@ extension GraphQLOperation {
     }
 
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
+        try decodeEnvelope(response, decoder: decoder)
+    }
+
+    /// Decodes the `{"data", "errors"}` envelope with `decoder`: the standard path,
+    /// which an operation with a faster decoding of its own falls back to.
+    public func decodeEnvelope(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         let envelope = try decoder.decode(GraphQLEnvelope<ResponseData>.self, from: response.body)
         if let errors = envelope.errors, !errors.isEmpty {
             throw HTTPClientError.graphQLFailure(errors, partialData: envelope.rawData(in: response.body), response: response)

@@ -13,7 +13,7 @@ extension HTTPClient {
         _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
         let cache = request.isCacheable ? configuration.cache : nil
-        let key = request.isCacheable ? CacheKey(httpRequest) : nil
+        let key = cache == nil ? nil : CacheKey(httpRequest)
         switch policy {
         case .remote:
             return try await fetch(request, httpRequest, key: key, started: started)
@@ -69,7 +69,7 @@ extension HTTPClient {
                 let started = ContinuousClock.now
                 do {
                     let httpRequest = try makeHTTPRequest(for: request)
-                    let key = request.isCacheable ? CacheKey(httpRequest) : nil
+                    let key = request.isCacheable && configuration.cache != nil ? CacheKey(httpRequest) : nil
                     if let key, let cached = await configuration.cache?.cachedResponse(for: key), isUsable(cached),
                        let value = try? cachedValue(request, httpRequest, cached, started: started) {
                         continuation.yield(value)
@@ -116,9 +116,10 @@ extension HTTPClient {
         do {
             let context = RequestContext(requestName: "\(R.self)", allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
+            let coalescingKey = request.isCacheable && configuration.coalescesRequests ? CoalescingKey(httpRequest) : nil
             let result = try await tracked(latestWinsKey: request.latestWinsKey) {
-                if let key, self.configuration.coalescesRequests {
-                    return try await self.coalescer.run(key) {
+                if let coalescingKey {
+                    return try await self.coalescer.run(coalescingKey) {
                         try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares)
                     }
                 }

@@ -108,7 +108,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 }
 
 extension String {
+    /// ASCII case-insensitive equality (header names are ASCII), without allocating.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        guard utf8.count == other.utf8.count else { return false }
+        for (a, b) in zip(utf8, other.utf8) where a != b {
+            let lowerA = (0x41...0x5A).contains(a) ? a | 0x20 : a
+            let lowerB = (0x41...0x5A).contains(b) ? b | 0x20 : b
+            if lowerA != lowerB { return false }
+        }
+        return true
     }
 }

@@ -17,16 +17,18 @@ final class URLSessionExchange: Sendable {
         var headers = HTTPHeaders()
         var body = Data()
         var expectedLength: Int64 = -1
-        var deadline: Task<Void, Never>?
+        var deadline: UInt64?
     }
 
     private let task: URLSessionDataTask
     private let limit: Int?
     private let expectsBody: Bool
     private let state = Mutex(State())
+    private let timer: DeadlineTimer
 
-    init(task: URLSessionDataTask, limit: Int?, expectsBody: Bool) {
+    init(task: URLSessionDataTask, limit: Int?, expectsBody: Bool, timer: DeadlineTimer) {
         self.task = task
+        self.timer = timer
         self.limit = limit
         self.expectsBody = expectsBody
     }
@@ -48,8 +50,7 @@ final class URLSessionExchange: Sendable {
     }
 
     func scheduleDeadline(after timeout: Duration) {
-        let deadline = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        let token = timer.schedule(after: timeout) { [weak self] in
             self?.finish(throwing: .transportFailure(TransportFailure(
                 kind: .timedOut,
                 message: "no complete answer within \(timeout)"
@@ -57,10 +58,10 @@ final class URLSessionExchange: Sendable {
         }
         let scheduled = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
-            state.deadline = deadline
+            state.deadline = token
             return true
         }
-        if !scheduled { deadline.cancel() }
+        if !scheduled { timer.cancel(token) }
     }
 
     /// Takes the status and headers; returns whether to go on reading the body.
@@ -98,7 +99,7 @@ final class URLSessionExchange: Sendable {
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, Result<HTTPResponse, HTTPClientError>) in
             guard !state.isFinished else { return (nil, .failure(.cancelled())) }
             state.isFinished = true
-            state.deadline?.cancel()
+            if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
             let continuation = state.continuation
             state.continuation = nil
@@ -126,7 +127,7 @@ final class URLSessionExchange: Sendable {
             guard !state.isFinished else { return (false, nil) }
             state.isFinished = true
             state.earlyFailure = error
-            state.deadline?.cancel()
+            if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
             state.body = Data()
             let continuation = state.continuation

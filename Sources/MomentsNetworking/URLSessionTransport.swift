@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+package import FoundationNetworking
 #endif
 import Dispatch
 
@@ -31,6 +31,10 @@ public final class URLSessionTransport: HTTPTransport {
 
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
+    private let deadlines = DeadlineTimer()
+    /// The serial queue behind the delegate's `OperationQueue`; `underlyingQueue` does not
+    /// retain it, so the transport must.
+    private let delegateDispatchQueue = DispatchQueue(label: "MomentsNetworking.URLSessionTransport.delegate")
 
     /// Creates a transport with its own session.
     public init(configuration: Configuration = Configuration()) {
@@ -44,6 +48,7 @@ public final class URLSessionTransport: HTTPTransport {
         let queue = OperationQueue()
         queue.name = "MomentsNetworking.URLSessionTransport"
         queue.maxConcurrentOperationCount = 1
+        queue.underlyingQueue = delegateDispatchQueue
         self.delegate = delegate
         self.session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
     }
@@ -57,7 +62,8 @@ public final class URLSessionTransport: HTTPTransport {
         let exchange = URLSessionExchange(
             task: task,
             limit: request.maximumResponseSize,
-            expectsBody: request.method != .head
+            expectsBody: request.method != .head,
+            timer: deadlines
         )
         delegate.register(exchange, for: task)
         return try await withTaskCancellationHandler {
@@ -70,6 +76,12 @@ public final class URLSessionTransport: HTTPTransport {
         } onCancel: {
             exchange.finish(throwing: .cancelled())
         }
+    }
+
+    /// The `URLRequest` this transport sends for `request` (exposed for the benchmarks'
+    /// baseline, which must send exactly the same bytes).
+    package static func makeURLRequestForBenchmarks(_ request: HTTPRequest) -> URLRequest {
+        makeURLRequest(request)
     }
 
     static func makeURLRequest(_ request: HTTPRequest) -> URLRequest {

@@ -1,3 +1,4 @@
+public import Foundation
 public import MomentsNetworking
 
 /// The query `getMomentsDetailsByUserID`: a user's timeline.
@@ -40,6 +41,16 @@ public struct GetMomentsByUserID: GraphQLOperation {
     public init(userID: String, withLikes: Bool = true, cachePolicy: CachePolicy? = nil) {
         variables = Variables(userID: userID, withLikes: withLikes)
         self.cachePolicy = cachePolicy
+    }
+
+    /// Decodes a clean answer with a fast reader of its own, and anything else (errors,
+    /// surprises) with `decoder`, whose typed errors are the ones reported.
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> MomentsDetails {
+        if case .useDefaultKeys = decoder.keyDecodingStrategy,
+           let details = TimelineFastDecoding.decode(response.body, field: "getMomentsDetailsByUserID") {
+            return details
+        }
+        return try decodeEnvelope(response, decoder: decoder)
     }
 
     public func validate() throws {

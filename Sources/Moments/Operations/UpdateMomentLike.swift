@@ -1,3 +1,4 @@
+public import Foundation
 public import MomentsNetworking
 
 /// The mutation `updateMomentLike`: `userID` likes or unlikes a moment.
@@ -40,6 +41,16 @@ public struct UpdateMomentLike: GraphQLOperation {
 
     public init(isLiked: Bool, momentID: String, userID: String) {
         variables = Variables(momentID: momentID, userID: userID, isLiked: isLiked)
+    }
+
+    /// Decodes a clean answer with a fast reader of its own, and anything else (errors,
+    /// surprises) with `decoder`, whose typed errors are the ones reported.
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> MomentsDetails {
+        if case .useDefaultKeys = decoder.keyDecodingStrategy,
+           let details = TimelineFastDecoding.decode(response.body, field: "updateMomentLike") {
+            return details
+        }
+        return try decodeEnvelope(response, decoder: decoder)
     }
 
     public func validate() throws {

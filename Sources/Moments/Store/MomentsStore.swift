@@ -105,6 +105,7 @@ public actor MomentsStore {
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
         if let running = refreshing[userID] { return try await running.value }
+        // A task of its own, so one caller's cancellation does not fail the callers sharing it.
         let task = Task { try await self.performRefresh(userID, cachePolicy: cachePolicy) }
         refreshing[userID] = task
         defer { refreshing[userID] = nil }

@@ -45,9 +45,13 @@ struct TimelineCache {
     /// Stores `details`, then evicts down to capacity, sparing users `isPinned` names.
     mutating func set(_ details: MomentsDetails, for userID: String, tick: UInt64, isPinned: (String) -> Bool) {
         clock += 1
-        if let old = entries[userID]?.details { unindex(old, of: userID) }
+        let old = entries[userID]?.details
+        let sameMoments = old.map { $0.moments.elementsEqual(details.moments) { $0.id == $1.id } } ?? false
+        if let old, !sameMoments { unindex(old, of: userID) }
         entries[userID] = Entry(details: details, lastUse: clock, tick: tick)
-        for moment in details.moments { holders[moment.id, default: []].insert(userID) }
+        if !sameMoments {
+            for moment in details.moments { holders[moment.id, default: []].insert(userID) }
+        }
         guard entries.count > capacity else { return }
         // Evict in a batch (down to 90% of capacity) so eviction costs O(log n) amortized.
         let target = max(1, capacity - capacity / 10)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Identifies a cached answer: a SHA-256 of the method, the URL and the body, the same
 /// in every process and across restarts.

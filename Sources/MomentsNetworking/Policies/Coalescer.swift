@@ -1,4 +1,18 @@
+import Foundation
 import Synchronization
+
+/// Identifies identical requests exactly: same method, URL and body bytes.
+struct CoalescingKey: Hashable, Sendable {
+    let method: HTTPMethod
+    let url: URL
+    let body: Data?
+
+    init(_ request: HTTPRequest) {
+        method = request.method
+        url = request.url
+        body = request.body
+    }
+}
 
 /// Lets identical requests in flight share one network exchange.
 ///
@@ -16,14 +30,14 @@ final class Coalescer<Value: Sendable>: Sendable {
 
     private struct State {
         var nextID = 0
-        var flights: [CacheKey: Flight] = [:]
+        var flights: [CoalescingKey: Flight] = [:]
     }
 
     private let state = Mutex(State())
 
     /// Runs `operation` for `key`, or joins the run already in flight.
     func run(
-        _ key: CacheKey,
+        _ key: CoalescingKey,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let id = state.withLock { state -> Int in
@@ -54,7 +68,7 @@ final class Coalescer<Value: Sendable>: Sendable {
         }
     }
 
-    private func finish(_ key: CacheKey, generation: Int, with result: Result<Value, any Error>) {
+    private func finish(_ key: CoalescingKey, generation: Int, with result: Result<Value, any Error>) {
         let waiters = state.withLock { state -> [Waiter] in
             guard let flight = state.flights[key], flight.generation == generation else { return [] }
             state.flights[key] = nil
@@ -63,7 +77,7 @@ final class Coalescer<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    private func leave(_ key: CacheKey, waiter id: Int) {
+    private func leave(_ key: CoalescingKey, waiter id: Int) {
         let (waiter, abandoned) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
             guard let waiter = state.flights[key]?.waiters.removeValue(forKey: id) else { return (nil, nil) }
             guard state.flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// When and how often a failed request is sent again.
 ///

@@ -1,0 +1,30 @@
+import Foundation
+import Moments
+import MomentsNetworking
+
+/// Decoding a 1,000-moment timeline through the GraphQL envelope, against a plain
+/// `JSONDecoder().decode` of the same bytes into the same models.
+enum DecodeBenchmark {
+    static func run() async -> [Row] {
+        let body = BenchmarkData.envelope(BenchmarkData.timeline(moments: 1_000))
+        let response = HTTPResponse(statusCode: 200, body: body)
+        let operation = GetMomentsByUserID(userID: "0")
+        let megabytes = Double(body.count) / 1_048_576
+        let decoder = JSONDecoder()
+        let pair = await Harness.compare(
+            sdk: {
+                await Harness.rate(for: Harness.roundDuration) {
+                    _ = try? operation.decodeResponse(response, decoder: decoder)
+                    return 1
+                } * megabytes
+            },
+            baseline: {
+                await Harness.rate(for: Harness.roundDuration) {
+                    _ = try? decoder.decode(PlainEnvelope.self, from: body)
+                    return 1
+                } * megabytes
+            }
+        )
+        return [Harness.row("decode 1,000-moment timeline (\(body.count / 1024) KiB)", unit: "MB/s", pair, target: 0.95)]
+    }
+}

@@ -1,0 +1,106 @@
+import Synchronization
+
+/// Runs actions at deadlines with one waiting task for all of them, instead of one
+/// task per request: scheduling and cancelling cost a heap insertion and a dictionary
+/// removal under a lock.
+final class DeadlineTimer: Sendable {
+    private struct Entry {
+        let deadline: ContinuousClock.Instant
+        let id: UInt64
+    }
+
+    private struct State {
+        var heap: [Entry] = []
+        var actions: [UInt64: @Sendable () -> Void] = [:]
+        var nextID: UInt64 = 0
+        var waker: Task<Void, Never>?
+        var wakerDeadline: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+
+    deinit {
+        state.withLock { $0.waker?.cancel() }
+    }
+
+    /// Runs `action` after `delay` unless cancelled first; returns the token to cancel with.
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        let deadline = ContinuousClock.now + delay
+        return state.withLock { state in
+            state.nextID += 1
+            let id = state.nextID
+            state.actions[id] = action
+            Self.push(Entry(deadline: deadline, id: id), into: &state.heap)
+            if state.heap.count > 1_024, state.heap.count > 4 * state.actions.count { Self.compact(&state) }
+            if state.wakerDeadline.map({ deadline < $0 }) ?? true { startWaker(at: deadline, in: &state) }
+            return id
+        }
+    }
+
+    /// Forgets the action of `token`; it will not run.
+    func cancel(_ token: UInt64) {
+        _ = state.withLock { $0.actions.removeValue(forKey: token) }
+    }
+
+    var pendingCount: Int { state.withLock { $0.actions.count } }
+
+    private func startWaker(at deadline: ContinuousClock.Instant, in state: inout State) {
+        state.waker?.cancel()
+        state.wakerDeadline = deadline
+        state.waker = Task { [weak self] in
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            self?.fire()
+        }
+    }
+
+    private func fire() {
+        let due = state.withLock { state -> [@Sendable () -> Void] in
+            let now = ContinuousClock.now
+            var due: [@Sendable () -> Void] = []
+            while let first = state.heap.first, first.deadline <= now {
+                Self.popFirst(from: &state.heap)
+                if let action = state.actions.removeValue(forKey: first.id) { due.append(action) }
+            }
+            state.waker = nil
+            state.wakerDeadline = nil
+            if let next = state.heap.first { startWaker(at: next.deadline, in: &state) }
+            return due
+        }
+        for action in due { action() }
+    }
+
+    // MARK: Binary heap ordered by deadline
+
+    private static func push(_ entry: Entry, into heap: inout [Entry]) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private static func popFirst(from heap: inout [Entry]) {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    /// Drops entries whose actions were cancelled, so finished requests do not pile up.
+    private static func compact(_ state: inout State) {
+        let live = state.heap.filter { state.actions[$0.id] != nil }
+        state.heap.removeAll(keepingCapacity: true)
+        for entry in live { push(entry, into: &state.heap) }
+    }
+}

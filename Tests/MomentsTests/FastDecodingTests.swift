@@ -1,0 +1,122 @@
+import Foundation
+@testable import Moments
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+/// The fast timeline reader must agree with `JSONDecoder` whenever it answers.
+@Suite struct FastDecodingTests {
+    private struct Envelope: Decodable {
+        struct Inner: Decodable { let getMomentsDetailsByUserID: MomentsDetails }
+        let data: Inner
+    }
+
+    private func standard(_ body: Data) -> MomentsDetails? {
+        try? JSONDecoder().decode(Envelope.self, from: body).data.getMomentsDetailsByUserID
+    }
+
+    private func fast(_ text: String) -> MomentsDetails? {
+        TimelineFastDecoding.decode(Data(text.utf8), field: "getMomentsDetailsByUserID")
+    }
+
+    @Test func cleanAnswersDecodeToTheSameValue() throws {
+        let fixture = try #require(fast(Fixtures.timelineAnswer))
+        #expect(fixture == standard(Data(Fixtures.timelineAnswer.utf8)))
+
+        for count in [0, 1, 7, 300] {
+            let details = SampleTimelines.timeline(user: "u\(count)", moments: count)
+            let body = try JSONEncoder().encode(["data": ["getMomentsDetailsByUserID": details]])
+            #expect(TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID") == details)
+        }
+    }
+
+    @Test func escapesAndUnicodeAreRead() throws {
+        let text = #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"J\u00e9r\u00f4me \"JJ\" \\ \/ \n\t","avatar":"a","backgroundImage":"b"},"moments":[{"id":"m","userDetails":{"id":"1","name":"\ud83c\udf03 night","avatar":"x"},"type":"URL","title":"東京","url":null,"photos":[],"createdDate":"1"}]}},"errors":null}"#
+        let details = try #require(fast(text))
+        #expect(details == standard(Data(text.utf8)))
+        #expect(details.userDetails.name == "Jérôme \"JJ\" \\ / \n\t")
+        #expect(details.moments[0].userDetails.name == "🌃 night")
+        #expect(details.moments[0].isLiked == nil && details.moments[0].likes == nil && details.moments[0].url == nil)
+    }
+
+    @Test(arguments: [
+        #"{"errors":[{"message":"boom"}],"data":null}"#,
+        #"{"data":{"getMomentsDetailsByUserID":null}}"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[{"id":"m","userDetails":{"id":"1","name":"n","avatar":"a"},"type":"VIDEO","photos":[],"createdDate":"1"}]}}}"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","id":"1","name":"n","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":0,"name":"n","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[]}}} trailing"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[],}}}"#,
+        #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"n","avatar":"a"},"moments":[]}}}"#,
+    ])
+    func anythingUnexpectedIsLeftToJSONDecoder(text: String) {
+        #expect(fast(text) == nil)
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let text = #"{"data":{"getMomentsDetailsByUserID":{"extra":"# + deep + #","userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#
+        #expect(fast(text) == nil)
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        var bytes = Array(#"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"X","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#.utf8)
+        let index = bytes.firstIndex(of: UInt8(ascii: "X"))!
+        bytes[index] = 0xFF
+        #expect(TimelineFastDecoding.decode(Data(bytes), field: "getMomentsDetailsByUserID") == nil)
+    }
+
+    @Test func mutatedAnswersNeverDisagree() throws {
+        var generator = SeededGenerator(seed: 42)
+        let original = Array(BenchmarkLikeData.body)
+        var answered = 0
+        for _ in 0..<3_000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[index] = UInt8.random(in: 0...255, using: &generator)
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(bytes[index], at: index)
+                }
+            }
+            let body = Data(bytes)
+            if let value = TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID") {
+                answered += 1
+                #expect(value == standard(body), "the fast reader disagreed with JSONDecoder on: \(String(decoding: body, as: UTF8.self))")
+            }
+        }
+        #expect(answered > 0)
+    }
+
+    @Test func theOperationsUseTheFastPathAndFallBackForErrors() throws {
+        let operation = GetMomentsByUserID(userID: "0")
+        let clean = try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8)), decoder: JSONDecoder())
+        #expect(clean.moments.count == 2)
+
+        let bad = Fixtures.timelineAnswer.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
+        #expect(throws: DecodingError.self) {
+            try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(bad.utf8)), decoder: JSONDecoder())
+        }
+    }
+}
+
+enum BenchmarkLikeData {
+    static let body: Data = {
+        let details = SampleTimelines.timeline(user: "0", moments: 6)
+        return (try? JSONEncoder().encode(["data": ["getMomentsDetailsByUserID": details]])) ?? Data()
+    }()
+}
+
+/// A small deterministic generator (SplitMix64), so failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
