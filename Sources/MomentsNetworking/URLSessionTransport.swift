@@ -57,6 +57,12 @@ public final class URLSessionTransport: HTTPTransport {
         session.finishTasksAndInvalidate()
     }
 
+    /// The requests this transport has on the network now (for diagnostics and leak checks).
+    public var requestsInFlight: Int { delegate.exchangesInFlight }
+
+    /// Deadlines still armed (for diagnostics and leak checks).
+    public var pendingDeadlines: Int { deadlines.pendingCount }
+
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let task = session.dataTask(with: Self.makeURLRequest(request))
         let exchange = URLSessionExchange(
@@ -102,6 +108,8 @@ public final class URLSessionTransport: HTTPTransport {
 /// Routes the session's callbacks to the exchange each task belongs to.
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = LockedDictionary<Int, URLSessionExchange>()
+
+    var exchangesInFlight: Int { exchanges.count }
 
     func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
         exchanges[task.taskIdentifier] = exchange

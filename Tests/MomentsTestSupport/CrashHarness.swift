@@ -23,11 +23,12 @@ public enum CrashHarness {
         users: Int,
         startVersion: Int,
         window: ClosedRange<Int> = 30...250,
+        throughStore: Bool = false,
         open: () throws -> any MomentsPersistence
     ) async throws -> Int {
         let process = Process()
         process.executableURL = writerURL
-        process.arguments = [kind, path, String(users), String(startVersion)]
+        process.arguments = [kind, path, String(users), String(startVersion)] + (throughStore ? ["--store"] : [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -49,7 +50,7 @@ public enum CrashHarness {
             guard let details = try await persistence.load(userID: user) else {
                 throw Failure(description: "\(user) is missing after the crash; version \(version) was committed")
             }
-            guard let found = CrashTimeline.version(of: details, user: user) else {
+            guard let found = CrashTimeline.version(of: details, user: user, ignoringLikes: throughStore) else {
                 throw Failure(description: "\(user)'s timeline is torn after the crash")
             }
             guard found >= version else {
@@ -58,7 +59,7 @@ public enum CrashHarness {
         }
         for user in try await persistence.userIDs() {
             guard let details = try await persistence.load(userID: user),
-                  CrashTimeline.version(of: details, user: user) != nil else {
+                  CrashTimeline.version(of: details, user: user, ignoringLikes: throughStore) != nil else {
                 throw Failure(description: "\(user)'s timeline is torn after the crash")
             }
         }

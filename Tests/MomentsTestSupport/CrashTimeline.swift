@@ -10,9 +10,22 @@ public enum CrashTimeline {
     static func momentCount(_ version: Int) -> Int { 20 + version % 37 }
 
     /// The version a loaded timeline was written with, or `nil` if it is torn.
-    public static func version(of details: MomentsDetails, user: String) -> Int? {
+    /// With `ignoringLikes`, `isLiked` and `likes` may differ (likes change between versions).
+    public static func version(of details: MomentsDetails, user: String, ignoringLikes: Bool = false) -> Int? {
         guard let tag = details.userDetails.avatar.split(separator: "/").last?.split(separator: ".").first,
               let version = Int(tag) else { return nil }
-        return details == make(user: user, version: version) ? version : nil
+        guard ignoringLikes else { return details == make(user: user, version: version) ? version : nil }
+        return withoutLikes(details) == withoutLikes(make(user: user, version: version)) ? version : nil
+    }
+
+    private static func withoutLikes(_ details: MomentsDetails) -> MomentsDetails {
+        var copy = details
+        copy.moments = copy.moments.map { moment in
+            var moment = moment
+            moment.isLiked = nil
+            moment.likes = nil
+            return moment
+        }
+        return copy
     }
 }

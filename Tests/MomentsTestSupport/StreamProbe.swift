@@ -23,7 +23,7 @@ public final class StreamProbe<Element: Sendable>: Sendable {
 
     /// Waits until `count` values have arrived or `timeout` passes; returns the values.
     @discardableResult
-    public func waitFor(count: Int, timeout: Duration = .seconds(5)) async -> [Element] {
+    public func waitFor(count: Int, timeout: Duration = .seconds(20)) async -> [Element] {
         let deadline = ContinuousClock.now + timeout
         while values.count < count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(2))
@@ -33,7 +33,7 @@ public final class StreamProbe<Element: Sendable>: Sendable {
 
     /// Waits until the newest value satisfies `condition` or `timeout` passes.
     @discardableResult
-    public func waitUntil(timeout: Duration = .seconds(5), _ condition: (Element) -> Bool) async -> Element? {
+    public func waitUntil(timeout: Duration = .seconds(20), _ condition: (Element) -> Bool) async -> Element? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let last = values.last, condition(last) { return last }
@@ -48,7 +48,7 @@ public final class StreamProbe<Element: Sendable>: Sendable {
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return true }

@@ -22,6 +22,7 @@ class Store:
 
     def __init__(self, users=0, moments_per_user=10):
         self.lock = threading.Lock()
+        self.version = 0  # rises with every change, so cached answers can be dropped
         self.users = {}
         self.moments = {}
         self.likers = {}  # moment id -> list of user ids, in order of liking
@@ -90,8 +91,10 @@ class Store:
             if likers is not None:  # an unknown moment is not an error
                 if is_liked and user_id not in likers:
                     likers.append(user_id)
+                    self.version += 1
                 elif not is_liked and user_id in likers:
                     likers.remove(user_id)
+                    self.version += 1
             return self._details(user_id)
 
     def _details(self, user_id):

@@ -15,6 +15,8 @@ and applies to the next `count` (default 1) requests to /graphql. Kinds:
   large         200 with a JSON body of "bytes" bytes
   hang          send the status line and headers, then never finish nor close
                 (until the server stops)
+  mixed         one of status 500/503, reset, malformed, truncated, empty, html,
+                graphqlError, drawn at random for each faulty request
 With "rate": R (0..1) instead of "count", each request has chance R of the fault,
 drawn from a generator seeded with "seed" (default 1), until cleared.
 DELETE /__faults clears every fault.
@@ -23,7 +25,10 @@ import random
 import threading
 
 KINDS = {"status", "reset", "slow", "malformed", "truncated", "html", "empty",
-         "graphqlError", "large", "hang"}
+         "graphqlError", "large", "hang", "mixed"}
+MIXED = [{"kind": "status", "status": 500}, {"kind": "status", "status": 503}, {"kind": "reset"},
+         {"kind": "malformed"}, {"kind": "truncated"}, {"kind": "empty"}, {"kind": "html"},
+         {"kind": "graphqlError"}]
 
 
 class Faults:
@@ -60,4 +65,7 @@ class Faults:
                     fault = spec
             if fault is not None:
                 self.injected += 1
+                if fault["kind"] == "mixed":
+                    generator = self.rate[2] if self.rate is not None else random
+                    fault = generator.choice(MIXED)
             return fault

@@ -22,13 +22,43 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from graphql import build_schema, graphql_sync
+from graphql import build_schema, execute, parse, validate, GraphQLError
 
 from data import Store
 from faults import Faults
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = build_schema(open(os.path.join(HERE, "schema.graphql"), encoding="utf-8").read())
+
+
+class Documents:
+    """Parsed and validated documents, by their text: clients send the same few queries
+    over and over, and parsing and validating dominate the cost of a small query."""
+
+    def __init__(self, limit=256):
+        self.limit = limit
+        self.cache = {}
+        self.lock = threading.Lock()
+
+    def get(self, source):
+        with self.lock:
+            hit = self.cache.get(source)
+        if hit is not None:
+            return hit
+        try:
+            document = parse(source)
+        except GraphQLError as error:
+            return None, [error]
+        errors = validate(SCHEMA, document)
+        entry = (document, errors) if errors else (document, None)
+        with self.lock:
+            if len(self.cache) >= self.limit:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[source] = entry
+        return entry
+
+
+DOCUMENTS = Documents()
 
 
 class Root:
@@ -60,10 +90,14 @@ class BFF(ThreadingHTTPServer):
     def reset_data(self):
         self.store = Store(self.users, self.per_user)
         self.root = Root(self.store)
+        self.answers = {}  # (data version, query, operation, variables) -> (status, bytes)
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers go out in small writes; with Nagle's algorithm each answer on a kept-alive
+    # connection would wait ~40 ms for a delayed ACK.
+    disable_nagle_algorithm = True
     server: BFF
 
     def log_message(self, *args):
@@ -130,8 +164,32 @@ class Handler(BaseHTTPRequestHandler):
         fault = self.server.faults.next()
         if fault is not None and self._inject(fault, body):
             return
+        status, payload = self._answer(body)
+        self._send(status, payload)
+
+    def _answer(self, body):
+        """The serialized answer, from the cache when the same query ran on the same data.
+        Executing a query in graphql-core costs milliseconds; load tests repeat queries."""
+        key = None
+        try:
+            request = json.loads(body)
+            if isinstance(request, dict) and isinstance(request.get("query"), str) \
+                    and not request["query"].lstrip().startswith("mutation"):
+                key = (self.server.store.version, request["query"], request.get("operationName"),
+                       json.dumps(request.get("variables"), sort_keys=True))
+        except ValueError:
+            pass
+        if key is not None:
+            hit = self.server.answers.get(key)
+            if hit is not None:
+                return hit
         status, answer = self._execute(body)
-        self._json(status, answer)
+        payload = (status, json.dumps(answer, ensure_ascii=False).encode("utf-8"))
+        if key is not None and status == 200 and "errors" not in answer:
+            if len(self.server.answers) > 4096:
+                self.server.answers.clear()
+            self.server.answers[key] = payload
+        return payload
 
     def _execute(self, body):
         try:
@@ -139,14 +197,19 @@ class Handler(BaseHTTPRequestHandler):
             query = request["query"]
         except (ValueError, KeyError, TypeError):
             return 400, {"errors": [{"message": "the body must be JSON with a 'query' string"}]}
-        result = graphql_sync(
-            SCHEMA, query, root_value=self.server.root,
+        if not isinstance(query, str):
+            return 400, {"errors": [{"message": "'query' must be a string"}]}
+        document, errors = DOCUMENTS.get(query)
+        if errors:
+            # A document that cannot run at all is a client error.
+            return 400, {"data": None, "errors": [error.formatted for error in errors]}
+        result = execute(
+            SCHEMA, document, root_value=self.server.root,
             variable_values=request.get("variables"), operation_name=request.get("operationName"),
         )
         answer = {"data": result.data}
         if result.errors:
             answer["errors"] = [error.formatted for error in result.errors]
-        # A request that could not run at all (a malformed document) is a client error.
         return (400 if result.errors and result.data is None and not any(
             e.path for e in result.errors) else 200), answer
 

@@ -27,6 +27,9 @@ from urllib.parse import parse_qs, urlsplit
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers go out in small writes; with Nagle's algorithm each answer on a kept-alive
+    # connection would wait ~40 ms for a delayed ACK.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
