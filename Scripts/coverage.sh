@@ -9,7 +9,10 @@ swift test --enable-code-coverage >/dev/null
 bin_dir=$(swift build --show-bin-path)
 profdata="$bin_dir/codecov/default.profdata"
 tests_binary="$bin_dir/MomentsPackageTests.xctest"
-llvm_cov=$(command -v llvm-cov || echo "$(dirname "$(command -v swift)")/llvm-cov")
+# The toolchain's llvm-cov reads the toolchain's profile format; a system one may not.
+toolchain_bin=$(dirname "$(readlink -f "$(command -v swift)")")
+llvm_cov="$toolchain_bin/llvm-cov"
+[ -x "$llvm_cov" ] || llvm_cov=$(command -v llvm-cov)
 
 "$llvm_cov" report "$tests_binary" -instr-profile "$profdata" \
     Sources/MomentsNetworking Sources/Moments Sources/MomentsSQLite \
