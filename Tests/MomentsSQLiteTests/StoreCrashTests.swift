@@ -11,14 +11,9 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("store.sqlite").path
-        var version = 1
-        var committed = 0
-        for _ in 0..<50 {
-            committed += try await CrashHarness.round(kind: "sqlite", path: path, users: 5, startVersion: version, window: 20...150, throughStore: true) {
-                try SQLitePersistence(path: path)
-            }
-            version += 100_000
-        }
+
+        let committed = try await CrashHarness.storeRounds(50, kind: "sqlite", path: path) { try SQLitePersistence(path: path) }
+
         #expect(committed > 50)
     }
 }

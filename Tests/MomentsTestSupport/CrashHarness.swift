@@ -14,6 +14,19 @@ public enum CrashHarness {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("MomentsCrashWriter")
     }
 
+    /// `count` rounds through a `MomentsStore` (refreshes and likes), each killed at a
+    /// random moment; returns the saves reported in all.
+    public static func storeRounds(
+        _ count: Int, kind: String, path: String, open: () throws -> any MomentsPersistence
+    ) async throws -> Int {
+        var committed = 0
+        for round in 0..<count {
+            committed += try await Self.round(kind: kind, path: path, users: 5, startVersion: 1 + round * 100_000,
+                                              window: 20...150, throughStore: true, open: open)
+        }
+        return committed
+    }
+
     /// One round: start the writer on `kind` storage at `path`, let it run for a random
     /// while in `window`, kill it, reopen with `open`, and verify.
     /// Returns how many saves the writer reported.

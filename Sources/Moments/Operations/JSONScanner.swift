@@ -26,20 +26,8 @@ struct JSONScanner: ~Copyable {
 
     /// The next key of the current object as raw bytes, or `nil` at its end.
     mutating func nextKey() throws(Unreadable) -> UnsafeBufferPointer<UInt8>? {
+        guard try advance(closing: UInt8(ascii: "}")) else { return nil }
         skipWhitespace()
-        guard index < bytes.count else { throw Unreadable() }
-        if bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            first = false
-            return nil
-        }
-        if !first {
-            guard bytes[index] == UInt8(ascii: ",") else { throw Unreadable() }
-            index += 1
-            skipWhitespace()
-        }
-        first = false
         let key = try rawStringWithoutEscapes()
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Unreadable() }
@@ -54,9 +42,15 @@ struct JSONScanner: ~Copyable {
 
     /// Whether the current array has another element (consuming the comma or the end).
     mutating func nextElement() throws(Unreadable) -> Bool {
+        try advance(closing: UInt8(ascii: "]"))
+    }
+
+    /// Moves past the comma before the next member, or past the `closing` bracket;
+    /// returns whether a member follows.
+    private mutating func advance(closing: UInt8) throws(Unreadable) -> Bool {
         skipWhitespace()
         guard index < bytes.count else { throw Unreadable() }
-        if bytes[index] == UInt8(ascii: "]") {
+        if bytes[index] == closing {
             index += 1
             depth -= 1
             first = false

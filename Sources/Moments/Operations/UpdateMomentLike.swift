@@ -46,11 +46,7 @@ public struct UpdateMomentLike: GraphQLOperation {
     /// Decodes a clean answer with a fast reader of its own, and anything else (errors,
     /// surprises) with `decoder`, whose typed errors are the ones reported.
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> MomentsDetails {
-        if case .useDefaultKeys = decoder.keyDecodingStrategy,
-           let details = TimelineFastDecoding.decode(response.body, field: "updateMomentLike") {
-            return details
-        }
-        return try decodeEnvelope(response, decoder: decoder)
+        try decodeTimeline(response, decoder: decoder, field: "updateMomentLike")
     }
 
     public func validate() throws {

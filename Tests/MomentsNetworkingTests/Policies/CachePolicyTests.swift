@@ -193,7 +193,7 @@ private struct Mutation: GraphQLOperation {
         let client = client(numbered(), cache: cache)
         _ = try await client.send(Endpoint<User>.get("/u"))
 
-        try await cache.clear()
+        cache.clear()
 
         await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
     }
