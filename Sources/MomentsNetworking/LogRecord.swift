@@ -38,6 +38,8 @@ public struct LogRecord: Sendable, CustomStringConvertible {
 /// Receives the SDK's log records. Nothing is logged unless one is set.
 ///
 /// ```swift
-/// configuration.logHandler = { record in if record.level >= .info { print(record) } }
+/// configuration.logHandler = { record in
+///     FileHandle.standardError.write(Data("\(record)\n".utf8))
+/// }
 /// ```
 public typealias LogHandler = @Sendable (LogRecord) -> Void

@@ -147,7 +147,7 @@ private struct Echo: Decodable, Sendable {
         let client = client { $0.timeout = .seconds(5) }
         var outcomes = (values: 0, cancelled: 0)
         let started = ContinuousClock.now
-        for round in 0..<400 {
+        for round in 0..<2_000 {
             let task = Task { try await client.send(Endpoint<Data>.get("/json")) }
             if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
             task.cancel()
@@ -158,7 +158,7 @@ private struct Echo: Decodable, Sendable {
                 outcomes.cancelled += 1
             }
         }
-        #expect(outcomes.values + outcomes.cancelled == 400)
+        #expect(outcomes.values + outcomes.cancelled == 2_000)
         #expect(outcomes.cancelled > 0)
         #expect(ContinuousClock.now - started < .seconds(60))
         // The transport still works after the storm.

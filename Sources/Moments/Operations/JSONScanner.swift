@@ -96,23 +96,12 @@ struct JSONScanner: ~Copyable {
 
     mutating func readString() throws(Unreadable) -> String {
         skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Unreadable() }
-        let start = index + 1
-        var cursor = start
-        while cursor < bytes.count {
-            let byte = bytes[cursor]
-            if byte == UInt8(ascii: "\"") {
-                index = cursor + 1
-                guard let string = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<cursor]), as: UTF8.self) else {
-                    throw Unreadable()
-                }
-                return string
-            }
-            if byte == UInt8(ascii: "\\") { return try readEscapedString(from: start) }
-            if byte < 0x20 { throw Unreadable() }
-            cursor += 1
+        let span = try scanString()
+        if span.hasEscapes { return try readEscapedString(from: span.start) }
+        guard let string = String(validating: UnsafeBufferPointer(rebasing: bytes[span.start..<span.end]), as: UTF8.self) else {
+            throw Unreadable()
         }
-        throw Unreadable()
+        return string
     }
 
     mutating func readStringArray() throws(Unreadable) -> [String] {
@@ -180,6 +169,18 @@ struct JSONScanner: ~Copyable {
 
     /// A key: a string without escapes, returned as its bytes.
     private mutating func rawStringWithoutEscapes() throws(Unreadable) -> UnsafeBufferPointer<UInt8> {
+        let span = try scanString()
+        guard !span.hasEscapes else { throw Unreadable() }
+        let key = UnsafeBufferPointer(rebasing: bytes[span.start..<span.end])
+        // Keys must be valid UTF-8 too: JSONDecoder rejects a document that is not.
+        if key.contains(where: { $0 >= 0x80 }), String(validating: key, as: UTF8.self) == nil { throw Unreadable() }
+        return key
+    }
+
+    /// Finds the string starting at the current quote. Without escapes, consumes it and
+    /// returns its content's bounds; at the first backslash, stops and says so (the
+    /// caller decodes from `start`).
+    private mutating func scanString() throws(Unreadable) -> (start: Int, end: Int, hasEscapes: Bool) {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Unreadable() }
         let start = index + 1
         var cursor = start
@@ -187,12 +188,10 @@ struct JSONScanner: ~Copyable {
             let byte = bytes[cursor]
             if byte == UInt8(ascii: "\"") {
                 index = cursor + 1
-                let key = UnsafeBufferPointer(rebasing: bytes[start..<cursor])
-                // Keys must be valid UTF-8 too: JSONDecoder rejects a document that is not.
-                if key.contains(where: { $0 >= 0x80 }), String(validating: key, as: UTF8.self) == nil { throw Unreadable() }
-                return key
+                return (start, cursor, false)
             }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { throw Unreadable() }
+            if byte == UInt8(ascii: "\\") { return (start, cursor, true) }
+            if byte < 0x20 { throw Unreadable() }
             cursor += 1
         }
         throw Unreadable()
