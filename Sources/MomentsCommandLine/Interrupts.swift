@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Runs clean-up work when the process is interrupted (SIGINT, SIGTERM), then exits.
+/// Runs clean-up work when the process is interrupted (SIGINT, SIGTERM), then exits
+/// with 130 or 143.
 enum Interrupts {
     private static let handlers = Mutex<[Int: @Sendable () -> Void]>([:])
     private static let sources = Mutex<[any DispatchSourceSignal]>([])
@@ -20,7 +21,10 @@ enum Interrupts {
         _ = handlers.withLock { $0.removeValue(forKey: id) }
     }
 
-    private static func installOnce() {
+    /// Starts watching for SIGINT and SIGTERM. Call it at start-up: watching begins a
+    /// moment after this returns (the dispatch source registers asynchronously), and a
+    /// signal arriving before then is ignored.
+    static func installOnce() {
         sources.withLock { sources in
             guard sources.isEmpty else { return }
             for signalNumber in [SIGINT, SIGTERM] {

@@ -6,7 +6,8 @@ import MomentsNetworking
 /// status (0 success, 1 failure, 2 wrong usage). Every failure is one line on stderr.
 public enum MomentsCommandLine {
     public static func run(_ arguments: [String]) async -> Int32 {
-        await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())
+        Interrupts.installOnce()
+        return await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())
     }
 
     static func run(_ arguments: [String], environment: [String: String], console: Console) async -> Int32 {

@@ -54,6 +54,34 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("kept.sqlite").path))
     }
 
+    @Test func anInterruptedDemoStopsItsBFF() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["demo"]
+        process.currentDirectoryURL = directory.url
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+
+        // The first line names the BFF's port; interrupt as soon as it is printed.
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        process.interrupt()
+        process.waitUntilExit()
+        let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last?.split(separator: "/").first.flatMap { Int($0) })
+
+        #expect(process.terminationStatus == 130)
+        #expect(await eventually(timeout: .seconds(5)) { !isListening(port) }, "the BFF on port \(port) outlived the demo")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
     @Test func watchStreamsUntilInterrupted() async throws {
         let bff = try ReferenceBFF()
         defer { bff.stop() }
@@ -82,5 +110,18 @@ import Testing
         #expect(wrong.status == 2)
         #expect(wrong.err == "moments: unknown option --nope for 'timeline'\n")
         #expect(wrong.out.isEmpty)
+    }
+}
+
+/// Whether something accepts connections on 127.0.0.1:`port`.
+func isListening(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
 }

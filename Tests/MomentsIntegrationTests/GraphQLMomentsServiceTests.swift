@@ -127,9 +127,9 @@ import Testing
     @Test func aSlowAnswerTimesOut() async throws {
         defer { bff.stop() }
         let started = ContinuousClock.now
-        let error = try await failure(after: ["kind": "slow", "seconds": 6])
+        let error = try await failure(after: ["kind": "slow", "seconds": 30])
         #expect(error?.transportFailure?.kind == .timedOut)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "the 30 s answer was abandoned at the 3 s deadline")
     }
 
     @Test func aServerThatNeverFinishesTimesOut() async throws {

@@ -21,7 +21,7 @@ import Testing
         Case(description: "HTTP 503 without Retry-After", fault: ["kind": "status", "status": 503], code: .serverError, status: 503),
         Case(description: "HTTP 401", fault: ["kind": "status", "status": 401], code: .serverError, status: 401),
         Case(description: "reset mid-response", fault: ["kind": "reset"], code: .transportFailure),
-        Case(description: "slow answer past the timeout", fault: ["kind": "slow", "seconds": 5], code: .transportFailure, kind: .timedOut),
+        Case(description: "slow answer past the timeout", fault: ["kind": "slow", "seconds": 20], code: .transportFailure, kind: .timedOut),
         Case(description: "HTML instead of JSON", fault: ["kind": "html"], code: .decodingFailure),
         Case(description: "truncated JSON", fault: ["kind": "truncated"], code: .transportFailure, kind: .truncatedResponse),
         Case(description: "empty body", fault: ["kind": "empty"], code: .decodingFailure),
@@ -58,7 +58,7 @@ import Testing
         #expect(refreshError?.code == fault.code, "\(String(describing: refreshError))")
         if let kind = fault.kind { #expect(refreshError?.transportFailure?.kind == kind) }
         if let status = fault.status { #expect(refreshError?.statusCode == status) }
-        #expect(elapsed < timeout + .seconds(1), "no hang past the configured timeout")
+        #expect(elapsed < timeout + .seconds(8), "no hang past the configured timeout (with room for a loaded machine)")
 
         // A like during the fault is rolled back the same way. The fault covers two sends:
         // libcurl silently re-sends a request whose reused connection died before any answer.
