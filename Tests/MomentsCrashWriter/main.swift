@@ -1,6 +1,7 @@
 // Writes timelines in a loop until killed, for the crash-safety tests.
 //
 //   MomentsCrashWriter sqlite|json PATH USERS [FIRST-VERSION] [--store]
+//   MomentsCrashWriter sqlite|json PATH --file-size-limit BYTES
 //
 // Plain mode saves timelines straight into the persistence. With --store, a
 // MomentsStore refreshes timelines from an in-process service and likes and unlikes
@@ -44,6 +45,39 @@ actor CrashService: MomentsService {
 }
 
 let arguments = CommandLine.arguments
+
+/// With a file-size limit, writes fail part-way as they do on a full disk: the writer
+/// saves a small timeline, then one too large to fit, and reports what happened.
+func writeUntilFull(kind: String, path: String, limit: Int) async -> Int32 {
+    signal(SIGXFSZ, SIG_IGN)  // a write past the limit then fails with EFBIG instead of killing us
+    var rlimit = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit) == 0 else { return 4 }
+    do {
+        let persistence: any MomentsPersistence = kind == "sqlite"
+            ? try SQLitePersistence(path: path)
+            : try JSONFilePersistence(directory: URL(fileURLWithPath: path))
+        try await persistence.save(SampleTimelines.timeline(user: "u", moments: 2), for: "u")
+        FileHandle.standardOutput.write(Data("small saved\n".utf8))
+        do {
+            try await persistence.save(SampleTimelines.timeline(user: "u", moments: 20_000), for: "u")
+            FileHandle.standardOutput.write(Data("large saved\n".utf8))
+        } catch let error as PersistenceError {
+            FileHandle.standardOutput.write(Data("large failed \(error.code)\n".utf8))
+        }
+        let loaded = try await persistence.load(userID: "u")
+        let intact = loaded == SampleTimelines.timeline(user: "u", moments: 2)
+        FileHandle.standardOutput.write(Data("small \(intact ? "intact" : "lost")\n".utf8))
+        return 0
+    } catch {
+        FileHandle.standardOutput.write(Data("unexpected \(error)\n".utf8))
+        return 5
+    }
+}
+
+if arguments.count == 5, arguments[3] == "--file-size-limit", let limit = Int(arguments[4]) {
+    exit(await writeUntilFull(kind: arguments[1], path: arguments[2], limit: limit))
+}
+
 guard arguments.count >= 4, let users = Int(arguments[3]) else {
     FileHandle.standardError.write(Data("usage: MomentsCrashWriter sqlite|json PATH USERS [FIRST-VERSION] [--store]\n".utf8))
     exit(2)

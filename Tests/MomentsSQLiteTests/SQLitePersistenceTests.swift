@@ -144,3 +144,20 @@ import Testing
         #expect(try connection.text("PRAGMA integrity_check") == "ok")
     }
 }
+
+@Suite struct SQLitePersistenceFullDiskTests {
+    @Test func aWriteThatRunsOutOfSpaceIsTypedAndLosesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("full.sqlite").path
+
+        let result = try FullDisk.run(kind: "sqlite", path: path, limit: 256 * 1024)
+
+        #expect(result.status == 0)
+        #expect(result.lines == ["small saved", "large failed I/O failure", "small intact"])
+        // Reopened without the limit: the last committed timeline, and an intact file.
+        #expect(try await SQLitePersistence(path: path).load(userID: "u") == SampleTimelines.timeline(user: "u", moments: 2))
+        let connection = try SQLiteConnection(path: path, busyTimeout: .seconds(1))
+        #expect(try connection.text("PRAGMA integrity_check") == "ok")
+    }
+}

@@ -103,3 +103,18 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONFilePersistenceFullDiskTests {
+    @Test func aWriteThatRunsOutOfSpaceIsTypedAndLosesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("store").path
+
+        let result = try FullDisk.run(kind: "json", path: path, limit: 64 * 1024)
+
+        #expect(result.status == 0)
+        #expect(result.lines == ["small saved", "large failed I/O failure", "small intact"])
+        let names = try FileManager.default.contentsOfDirectory(atPath: path)
+        #expect(!names.contains { $0.hasPrefix(".tmp-") }, "the partial temporary file is removed")
+    }
+}
