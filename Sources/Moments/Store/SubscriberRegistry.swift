@@ -75,10 +75,6 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         state.withLock { $0.byUser[userID]?.count ?? 0 }
     }
 
-    var totalCount: Int {
-        state.withLock { $0.byUser.values.reduce(0) { $0 + $1.count } }
-    }
-
     func hasSubscribers(_ userID: String) -> Bool {
         state.withLock { $0.byUser[userID] != nil }
     }

@@ -88,7 +88,4 @@ final class Coalescer<Value: Sendable>: Sendable {
         waiter?.resume(throwing: HTTPClientError.cancelled())
         abandoned?.cancel()
     }
-
-    /// Exchanges in flight.
-    var count: Int { state.withLock { $0.flights.count } }
 }

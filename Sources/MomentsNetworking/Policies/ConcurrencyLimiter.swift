@@ -67,7 +67,4 @@ final class ConcurrencyLimiter: Sendable {
         }
         next?.continuation.resume()
     }
-
-    var waiting: Int { state.withLock { $0.waiters.count } }
-    var running: Int { state.withLock { $0.running } }
 }
