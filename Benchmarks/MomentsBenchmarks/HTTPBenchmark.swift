@@ -65,7 +65,7 @@ enum HTTPBenchmark {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / Harness.seconds(clock.now - start)
+        return Double(total) / (clock.now - start).seconds
     }
 }
 

@@ -30,7 +30,7 @@ enum HTTPBreakdown {
         let service = GraphQLMomentsService(client: client)
         let httpRequest = try client.makeHTTPRequest(for: GetMomentsByUserID(userID: "0"))
         let session = URLSession(configuration: .default)
-        let urlRequest = URLSessionTransport.makeURLRequestForBenchmarks(httpRequest)
+        let urlRequest = URLSessionTransport.makeURLRequest(httpRequest)
         _ = try await session.data(for: urlRequest)
         let raw = Endpoint<Data>.post("/graphql").body(httpRequest.body ?? Data(), contentType: "application/json")
 

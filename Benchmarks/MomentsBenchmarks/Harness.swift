@@ -34,7 +34,7 @@ enum Harness {
         repeat {
             units += try await body()
         } while clock.now - start < duration
-        return Double(units) / seconds(clock.now - start)
+        return Double(units) / (clock.now - start).seconds
     }
 
     /// Medians of each side, and the median of the per-round ratios: each round measures
@@ -69,16 +69,12 @@ enum Harness {
         return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     /// Times one call, in seconds.
     static func time(_ body: () async throws -> Void) async rethrows -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         try await body()
-        return seconds(clock.now - start)
+        return (clock.now - start).seconds
     }
 
     static func row(_ name: String, unit: String, _ pair: (sdk: Double, baseline: Double, ratio: Double), target: Double?, note: String? = nil) -> Row {

@@ -12,14 +12,12 @@ extension HTTPClient {
     nonisolated func resolve<R: Request>(
         _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
-        let cache = request.isCacheable ? configuration.cache : nil
-        let key = cache == nil ? nil : CacheKey(httpRequest)
+        let key = cacheKey(for: request, httpRequest)
         switch policy {
         case .remote:
             return try await fetch(request, httpRequest, key: key, started: started)
         case .local:
-            if let key, let cached = await cache?.cachedResponse(for: key), cached.isFresh(),
-               let value = try cachedValue(request, httpRequest, cached, started: started) {
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
                 return value
             }
             let error = HTTPClientError.cacheMiss("no fresh cached answer, and the policy forbids the network")
@@ -27,14 +25,12 @@ extension HTTPClient {
             recordFailure(R.self, httpRequest, started: started, error: error)
             throw error
         case .localOrRemote:
-            if let key, let cached = await cache?.cachedResponse(for: key), cached.isFresh(),
-               let value = try cachedValue(request, httpRequest, cached, started: started) {
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
                 return value
             }
             return try await fetch(request, httpRequest, key: key, started: started)
         case .localThenRemote:
-            if let key, let cached = await cache?.cachedResponse(for: key), isUsable(cached),
-               let value = try cachedValue(request, httpRequest, cached, started: started) {
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
                 // The network answer replaces the cached one for the next read.
                 Task { _ = try? await self.fetch(request, httpRequest, key: key, started: .now) }
                 return value
@@ -44,11 +40,10 @@ extension HTTPClient {
             do {
                 return try await fetch(request, httpRequest, key: key, started: started)
             } catch let error as HTTPClientError where Self.fallsBackToCache(error) {
-                if let key, let cached = await cache?.cachedResponse(for: key), isUsable(cached),
-                   let value = try cachedValue(request, httpRequest, cached, started: started) {
-                    return value
+                guard let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) else {
+                    throw error
                 }
-                throw error
+                return value
             }
         }
     }
@@ -69,9 +64,8 @@ extension HTTPClient {
                 let started = ContinuousClock.now
                 do {
                     let httpRequest = try makeHTTPRequest(for: request)
-                    let key = request.isCacheable && configuration.cache != nil ? CacheKey(httpRequest) : nil
-                    if let key, let cached = await configuration.cache?.cachedResponse(for: key), isUsable(cached),
-                       let value = try? cachedValue(request, httpRequest, cached, started: started) {
+                    let key = cacheKey(for: request, httpRequest)
+                    if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
                         continuation.yield(value)
                     }
                     continuation.yield(try await fetch(request, httpRequest, key: key, started: .now))
@@ -88,14 +82,19 @@ extension HTTPClient {
         [.transportFailure, .serverError, .responseTooLarge, .decodingFailure].contains(error.code)
     }
 
-    private nonisolated func isUsable(_ cached: CachedResponse) -> Bool {
-        let limit = Double(configuration.maximumStaleness.components.seconds)
-        return cached.age() <= limit
+    /// The key a cacheable request is stored under, when a cache is configured.
+    private nonisolated func cacheKey<R: Request>(for request: R, _ httpRequest: HTTPRequest) -> CacheKey? {
+        request.isCacheable && configuration.cache != nil ? CacheKey(httpRequest) : nil
     }
 
-    private nonisolated func cachedValue<R: Request>(
-        _ request: R, _ httpRequest: HTTPRequest, _ cached: CachedResponse, started: ContinuousClock.Instant
-    ) throws -> DecodedResponse<R.Response>? {
+    /// The cached answer for `key`, decoded: fresh only, or up to the maximum staleness.
+    /// `nil` if there is none or it no longer decodes.
+    private nonisolated func cachedAnswer<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, key: CacheKey?, freshOnly: Bool, started: ContinuousClock.Instant
+    ) async -> DecodedResponse<R.Response>? {
+        guard let key, let cached = await configuration.cache?.cachedResponse(for: key) else { return nil }
+        let usable = freshOnly ? cached.isFresh() : cached.age() <= configuration.maximumStaleness.seconds
+        guard usable else { return nil }
         let response = cached.response
         guard let value = try? request.decodeResponse(response, decoder: configuration.decoder) else { return nil }
         if recorder.isActive {
@@ -114,7 +113,7 @@ extension HTTPClient {
     ) async throws -> DecodedResponse<R.Response> {
         var exchange: Exchange?
         do {
-            let context = RequestContext(requestName: "\(R.self)", allowsRetry: request.allowsRetry, priority: request.priority)
+            let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
             let coalescingKey = request.isCacheable && configuration.coalescesRequests ? CoalescingKey(httpRequest) : nil
             let result = try await tracked(latestWinsKey: request.latestWinsKey) {
@@ -168,8 +167,7 @@ extension HTTPClient {
         var attempt = 1
         var waited = Duration.zero
         while true {
-            let attemptContext = RequestContext(requestName: context.requestName, attempt: attempt,
-                                                allowsRetry: context.allowsRetry, priority: context.priority)
+            let attemptContext = context.attempt(attempt)
             let delay: Duration
             do {
                 let response = try await exchangeOnce(request, context: attemptContext, middlewares: middlewares)

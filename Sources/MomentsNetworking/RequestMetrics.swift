@@ -43,7 +43,7 @@ struct RequestRecorder: Sendable {
         let status = (response?.statusCode ?? error?.statusCode).map(String.init) ?? "-"
         var metadata = [
             "method": request.method.rawValue, "url": url, "status": status,
-            "duration_ms": String(format: "%.1f", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000),
+            "duration_ms": String(format: "%.1f", duration.seconds * 1000),
             "attempts": String(attempts), "cache": fromCache ? "hit" : "miss", "request": name,
         ]
         if let error { metadata["error"] = error.description }

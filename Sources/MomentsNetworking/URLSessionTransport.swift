@@ -84,13 +84,9 @@ public final class URLSessionTransport: HTTPTransport {
         }
     }
 
-    /// The `URLRequest` this transport sends for `request` (exposed for the benchmarks'
-    /// baseline, which must send exactly the same bytes).
-    package static func makeURLRequestForBenchmarks(_ request: HTTPRequest) -> URLRequest {
-        makeURLRequest(request)
-    }
-
-    static func makeURLRequest(_ request: HTTPRequest) -> URLRequest {
+    /// The `URLRequest` this transport sends for `request` (package-visible for the
+    /// benchmarks' baseline, which must send exactly the same bytes).
+    package static func makeURLRequest(_ request: HTTPRequest) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headers {
@@ -98,9 +94,7 @@ public final class URLSessionTransport: HTTPTransport {
         }
         urlRequest.httpBody = request.body
         // Our own timer enforces the deadline; URLSession's (whole seconds, idle) is a backstop.
-        let seconds = Double(request.timeout.components.seconds)
-            + Double(request.timeout.components.attoseconds) / 1e18
-        urlRequest.timeoutInterval = max(1, seconds.rounded(.up) + 1)
+        urlRequest.timeoutInterval = max(1, request.timeout.seconds.rounded(.up) + 1)
         return urlRequest
     }
 }

@@ -158,7 +158,7 @@ public actor JSONFilePersistence: MomentsPersistence {
         case .dataCorrupted(let context): return "not valid JSON (\(context.debugDescription))"
         case .keyNotFound(let key, _): return "missing '\(key.stringValue)'"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "unexpected value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+            return "unexpected value at '\(DecodingFailure.render(context.codingPath))'"
         @unknown default: return String(describing: error)
         }
     }

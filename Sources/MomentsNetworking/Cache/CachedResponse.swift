@@ -15,8 +15,7 @@ public struct CachedResponse: Sendable, Hashable, Codable {
         headers = Array(response.headers)
         body = response.body
         self.storedAt = storedAt
-        let seconds = Double(timeToLive.components.seconds) + Double(timeToLive.components.attoseconds) / 1e18
-        expiresAt = storedAt.addingTimeInterval(seconds)
+        expiresAt = storedAt.addingTimeInterval(timeToLive.seconds)
     }
 
     /// The answer as the transport gave it.

@@ -29,7 +29,21 @@ public protocol HTTPMiddleware: Sendable {
 /// What a middleware knows about the request it handles.
 public struct RequestContext: Sendable {
     /// The name of the ``Request`` type, e.g. `GetMomentsByUserID`.
-    public let requestName: String
+    public var requestName: String {
+        switch name {
+        case .text(let text): text
+        case .type(let type): String(describing: type)
+        }
+    }
+
+    /// Named lazily: the client passes the type, and most requests meet no middleware
+    /// that asks for its name.
+    private enum Name: Sendable {
+        case text(String)
+        case type(any Request.Type)
+    }
+
+    private let name: Name
     /// 1 for the first attempt, 2 for the first retry, and so on.
     public let attempt: Int
     /// Whether the request may be sent more than once.
@@ -38,7 +52,20 @@ public struct RequestContext: Sendable {
     public let priority: RequestPriority
 
     public init(requestName: String, attempt: Int = 1, allowsRetry: Bool = false, priority: RequestPriority = .normal) {
-        self.requestName = requestName
+        self.init(name: .text(requestName), attempt: attempt, allowsRetry: allowsRetry, priority: priority)
+    }
+
+    init(requestType: any Request.Type, allowsRetry: Bool, priority: RequestPriority) {
+        self.init(name: .type(requestType), attempt: 1, allowsRetry: allowsRetry, priority: priority)
+    }
+
+    /// The same request's context for another attempt.
+    func attempt(_ attempt: Int) -> RequestContext {
+        RequestContext(name: name, attempt: attempt, allowsRetry: allowsRetry, priority: priority)
+    }
+
+    private init(name: Name, attempt: Int, allowsRetry: Bool, priority: RequestPriority) {
+        self.name = name
         self.attempt = attempt
         self.allowsRetry = allowsRetry
         self.priority = priority
