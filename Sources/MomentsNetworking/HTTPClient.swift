@@ -19,6 +19,8 @@ public actor HTTPClient {
     nonisolated let coalescer = Coalescer<Exchange>()
     nonisolated let limiter: ConcurrencyLimiter?
     nonisolated let recorder: RequestRecorder
+    /// The base URL as text without trailing slashes, computed once for every request.
+    nonisolated let baseURLPrefix: String
 
     /// Creates a client.
     /// - Parameters:
@@ -29,6 +31,9 @@ public actor HTTPClient {
         self.transport = transport
         self.limiter = configuration.maximumConcurrentRequests.map(ConcurrencyLimiter.init(limit:))
         self.recorder = RequestRecorder(configuration: configuration)
+        var prefix = configuration.baseURL.absoluteString
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        self.baseURLPrefix = prefix
     }
 
     /// Creates a client for `baseURL`, letting `configure` adjust the defaults.
@@ -104,10 +109,8 @@ public actor HTTPClient {
     }
 
     private nonisolated func makeURL(path: String, query: [URLQueryItem]) throws -> URL {
-        var base = configuration.baseURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
         let separator = path.hasPrefix("/") ? "" : "/"
-        guard var components = URLComponents(string: base + separator + path) else {
+        guard var components = URLComponents(string: baseURLPrefix + separator + path) else {
             throw HTTPClientError.invalidRequest("the path '\(path)' does not form a valid URL; place identifiers with \"\\(segment: id)\"")
         }
         if !query.isEmpty {
