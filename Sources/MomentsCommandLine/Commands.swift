@@ -36,8 +36,8 @@ enum Commands {
             required: ["user"]
         ),
         CommandSpec(
-            name: .cacheClear, summary: "Removes the cached BFF answers kept in .moments-cache (or --cache-dir).",
-            options: [("cache-dir", "the cache directory (default: .moments-cache)")], flags: [], required: []
+            name: .cacheClear, summary: "Removes the cached BFF answers kept in .moments-cache (or $MOMENTS_CACHE_DIR, or --cache-dir).",
+            options: [("cache-dir", "the cache directory (default: $MOMENTS_CACHE_DIR, else .moments-cache)")], flags: [], required: []
         ),
         CommandSpec(name: .help, summary: "Lists the commands.", options: [], flags: [], required: []),
     ]

@@ -10,7 +10,10 @@ struct Connection {
     let persistence: any MomentsPersistence
     let store: MomentsStore
 
-    static let cacheDirectory = ".moments-cache"
+    /// Where cached BFF answers are kept: `$MOMENTS_CACHE_DIR`, else `.moments-cache`.
+    static func cacheDirectory(_ environment: [String: String]) -> String {
+        environment["MOMENTS_CACHE_DIR"] ?? ".moments-cache"
+    }
 
     init(_ arguments: ParsedArguments, environment: [String: String]) throws {
         guard let text = arguments.option("base-url") ?? environment["MOMENTS_BASE_URL"] else {
@@ -28,7 +31,7 @@ struct Connection {
         }
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
-        let cache = try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory))
+        let cache = try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory(environment)))
         baseURL = url
         client = HTTPClient(baseURL: url) {
             $0.timeout = timeout

@@ -32,7 +32,7 @@ public enum MomentsCommandLine {
             case .timeline: try await timeline(parsed, environment: environment, console: console)
             case .like, .unlike: try await like(parsed, environment: environment, console: console)
             case .watch: try await watch(parsed, environment: environment, console: console)
-            case .cacheClear: try await clearCache(parsed, console: console)
+            case .cacheClear: try await clearCache(parsed, environment: environment, console: console)
             case .help: break
             }
             return 0
@@ -149,8 +149,8 @@ public enum MomentsCommandLine {
         }
     }
 
-    private static func clearCache(_ arguments: ParsedArguments, console: Console) async throws {
-        let directory = URL(fileURLWithPath: arguments.option("cache-dir") ?? Connection.cacheDirectory)
+    private static func clearCache(_ arguments: ParsedArguments, environment: [String: String], console: Console) async throws {
+        let directory = URL(fileURLWithPath: arguments.option("cache-dir") ?? Connection.cacheDirectory(environment))
         guard FileManager.default.fileExists(atPath: directory.path) else {
             console.line("the cache at \(directory.path) is already empty")
             return

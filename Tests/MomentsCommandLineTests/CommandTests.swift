@@ -13,8 +13,11 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
+    /// Runs in-process; the answer cache goes to the test's directory, not the working one.
     private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, Console) {
         let console = Console(capturing: true)
+        var environment = environment
+        environment["MOMENTS_CACHE_DIR"] = environment["MOMENTS_CACHE_DIR"] ?? directory.url.appendingPathComponent("answers").path
         let status = await MomentsCommandLine.run(arguments, environment: environment, console: console)
         return (status, console)
     }
