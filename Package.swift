@@ -12,13 +12,14 @@ let package = Package(
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
     ],
     targets: [
-        .target(name: "MomentsNetworking"),
-        .target(name: "Moments", dependencies: ["MomentsNetworking"]),
+        .target(name: "MomentsSupport"),
+        .target(name: "MomentsNetworking", dependencies: ["MomentsSupport"]),
+        .target(name: "Moments", dependencies: ["MomentsNetworking", "MomentsSupport"]),
         .systemLibrary(
             name: "MomentsCSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsCSQLite"]),
+        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .executableTarget(

@@ -32,7 +32,7 @@ enum SQLiteBenchmark {
                 liked.isLiked = true
                 let likedRow = RawSQLite.rows(of: MomentsDetails(userDetails: details.userDetails, moments: [liked]))[0]
                 let likes = try await Harness.compare(
-                    sdk: { try await Harness.rate(for: Harness.roundDuration) { try await sdk.saveMoment(liked, for: "0"); return 1 } },
+                    sdk: { try await Harness.rate(for: Harness.roundDuration) { try await sdk.save(PersistenceBatch(moments: [liked])); return 1 } },
                     baseline: { try await Harness.rate(for: Harness.roundDuration) { try raw.update(likedRow, for: "0"); return 1 } }
                 )
                 rows.append(Harness.row("SQLite like (one row of 10,000)", unit: "likes/s", likes, target: nil,

@@ -1,4 +1,4 @@
-import Foundation
 import MomentsCommandLine
 
-exit(await MomentsCommandLine.run(Array(CommandLine.arguments.dropFirst())))
+Interrupts.installOnce()
+Interrupts.exit(withStatus: await MomentsCommandLine.run(Array(CommandLine.arguments.dropFirst())))

@@ -11,16 +11,23 @@ struct DemoCommand {
 
     func run(_ arguments: ParsedArguments) async throws {
         let (path, temporaryDirectory) = try storePath(arguments)
-        let bff = try ReferenceBFFProcess()
-        let interrupt = Interrupts.onInterrupt {
-            bff.stop()
+        // Clean-up is registered before anything exists to clean up, so an interrupt at
+        // any point leaves nothing behind (the BFF also exits when this process does).
+        let running = RunningBFF()
+        let cleanUp: @Sendable () -> Void = {
+            running.stop()
             if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
         }
+        let interrupt = Interrupts.onInterrupt(cleanUp)
         defer {
-            bff.stop()
+            cleanUp()
             Interrupts.remove(interrupt)
-            if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
         }
+        if let temporaryDirectory {
+            try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
+        }
+        let bff = try ReferenceBFFProcess()
+        running.set(bff)
         console.line("▶ Started the reference BFF at \(bff.baseURL)/graphql")
 
         let client = HTTPClient(baseURL: bff.baseURL) {
@@ -34,14 +41,20 @@ struct DemoCommand {
         let fetched = try await store.refresh(userID: user)
         TimelineFormatter.text(fetched).forEach(console.line)
 
-        console.line("▶ Subscribing to user \(user)'s updates")
+        console.line("▶ Subscribing to the store's changes and to user \(user)'s timeline")
         let updates = UpdateLog()
-        let stream = await store.updates(for: user)
+        let changes = store.changes()
+        let user = self.user
         let consumer = Task {
-            for await details in stream { updates.append(details) }
+            for await change in changes {
+                if case .moment(let update) = change.kind { updates.append(update.moment(for: user), phase: update.phase) }
+            }
         }
         defer { consumer.cancel() }
-        _ = await updates.wait(forCount: 1)
+        let snapshots = await store.updates(for: user)
+        let snapshotCount = SnapshotCount()
+        let snapshotConsumer = Task { for await _ in snapshots { snapshotCount.increment() } }
+        defer { snapshotConsumer.cancel() }
 
         guard let target = fetched.moments.first(where: { $0.isLiked == false }) ?? fetched.moments.first else {
             throw CommandFailure("user \(user)'s timeline has no moments to like")
@@ -51,10 +64,8 @@ struct DemoCommand {
             let seen = updates.count
             let confirmed = try await store.setLike(isLiked, momentID: target.id, userID: user)
             let delivered = await updates.wait(forCount: seen + 2, timeout: .seconds(2))
-            for (index, details) in delivered.dropFirst(seen).enumerated() {
-                guard let moment = details.moment(withID: target.id) else { continue }
-                let label = index == 0 && delivered.count > seen + 1 ? "optimistic" : "confirmed"
-                console.line("  stream update (\(label)): \(TimelineFormatter.heart(moment)) [\(moment.id)] \(TimelineFormatter.likes(moment))")
+            for (moment, phase) in delivered.dropFirst(seen) where moment.id == target.id {
+                console.line("  stream update (\(phase)): \(TimelineFormatter.heart(moment)) [\(moment.id)] \(TimelineFormatter.likes(moment))")
             }
             guard confirmed.moment(withID: target.id)?.isLiked == isLiked else {
                 throw CommandFailure("the BFF did not confirm the \(isLiked ? "like" : "unlike")")
@@ -80,7 +91,7 @@ struct DemoCommand {
         guard offline == finalState else {
             throw CommandFailure("the timeline served offline differs from the last confirmed one")
         }
-        console.line("✔ Demo complete: fetched \(fetched.moments.count) moments, liked and unliked moment [\(target.id)] with \(updates.count) stream updates, and served the timeline offline from SQLite.")
+        console.line("✔ Demo complete: fetched \(fetched.moments.count) moments, liked and unliked moment [\(target.id)] with \(updates.count) moment changes and \(snapshotCount.value) timeline snapshots, and served the timeline offline from SQLite.")
     }
 
     private func storePath(_ arguments: ParsedArguments) throws -> (String, URL?) {
@@ -91,25 +102,42 @@ struct DemoCommand {
             return (path, nil)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moments-demo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return (directory.appendingPathComponent("moments.sqlite").path, directory)
     }
 }
 
-/// The updates a stream delivered, for the demo to wait on.
+/// The moment changes the store's feed delivered, for the demo to wait on.
 final class UpdateLog: Sendable {
-    private let values = Mutex<[MomentsDetails]>([])
+    private let values = Mutex<[(Moment, MomentChange.Phase)]>([])
 
-    func append(_ details: MomentsDetails) { values.withLock { $0.append(details) } }
+    func append(_ moment: Moment, phase: MomentChange.Phase) { values.withLock { $0.append((moment, phase)) } }
 
     var count: Int { values.withLock { $0.count } }
 
-    /// Waits until `count` updates arrived or `timeout` passes; returns them all.
-    func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [MomentsDetails] {
+    /// Waits until `count` changes arrived or `timeout` passes; returns them all.
+    func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [(Moment, MomentChange.Phase)] {
         let deadline = ContinuousClock.now + timeout
         while self.count < count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         return values.withLock { $0 }
     }
+}
+
+/// How many timeline snapshots the demo's subscriber received.
+final class SnapshotCount: Sendable {
+    private let count = Mutex(0)
+
+    func increment() { count.withLock { $0 += 1 } }
+
+    var value: Int { count.withLock { $0 } }
+}
+
+/// The demo's BFF once started, for the clean-up that may run on another thread.
+final class RunningBFF: Sendable {
+    private let bff = Mutex<ReferenceBFFProcess?>(nil)
+
+    func set(_ process: ReferenceBFFProcess) { bff.withLock { $0 = process } }
+
+    func stop() { bff.withLock { $0 }?.stop() }
 }

@@ -40,6 +40,8 @@ public enum MomentsCommandLine {
             console.problem("moments: \(error.message)")
             return 2
         } catch {
+            // An interrupted command fails because its clean-up stopped what it used.
+            if let signal = Interrupts.signal { return Interrupts.status(for: signal) }
             console.problem("moments: \(describe(error))")
             return 1
         }

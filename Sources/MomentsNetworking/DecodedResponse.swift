@@ -10,12 +10,21 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     public let duration: Duration
     /// Whether the value came from a cache rather than the network.
     public let isFromCache: Bool
+    /// When the network exchange that produced the answer began (for an exchange shared
+    /// by identical requests in flight, when the first of them began it; for a retried
+    /// request, when its first attempt began); `nil` for an answer from the cache. The
+    /// server computed the answer after this instant.
+    public let sentAt: ContinuousClock.Instant?
 
-    public init(value: Value, statusCode: Int, headers: HTTPHeaders, duration: Duration, isFromCache: Bool = false) {
+    public init(
+        value: Value, statusCode: Int, headers: HTTPHeaders, duration: Duration, isFromCache: Bool = false,
+        sentAt: ContinuousClock.Instant? = nil
+    ) {
         self.value = value
         self.statusCode = statusCode
         self.headers = headers
         self.duration = duration
         self.isFromCache = isFromCache
+        self.sentAt = sentAt
     }
 }

@@ -4,6 +4,8 @@ import Foundation
 struct Exchange: Sendable {
     let response: HTTPResponse
     let attempts: Int
+    /// When the first attempt began.
+    let startedAt: ContinuousClock.Instant
 }
 
 extension HTTPClient {
@@ -48,12 +50,17 @@ extension HTTPClient {
         }
     }
 
-    /// The cached answer and then the network's, as one or two values (the
-    /// ``CachePolicy/localThenRemote`` policy as a stream).
+    /// The answers `request`'s cache policy (or the client's) allows, as they arrive:
+    /// - `.remote`: the network's;
+    /// - `.local`: the fresh cached one, or ``HTTPClientError/Code-swift.struct/cacheMiss``;
+    /// - `.localOrRemote`: the fresh cached one if there is one, else the network's;
+    /// - `.localThenRemote`: the cached one (up to the maximum staleness) if any, then
+    ///   the network's, which replaces it in the cache;
+    /// - `.remoteThenLocal`: the network's, or if the network fails, the cached one.
     ///
     /// For example:
     /// ```swift
-    /// for try await timeline in client.responses(for: GetMomentsByUserID(userID: "0")) {
+    /// for try await timeline in client.responses(for: GetMomentsByUserID(userID: "0", cachePolicy: .localThenRemote)) {
     ///     render(timeline.value)   // cached first (if any), then fresh
     /// }
     /// ```
@@ -61,14 +68,8 @@ extension HTTPClient {
     public nonisolated func responses<R: Request>(for request: R) -> AsyncThrowingStream<DecodedResponse<R.Response>, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
-                let started = ContinuousClock.now
                 do {
-                    let httpRequest = try makeHTTPRequest(for: request)
-                    let key = cacheKey(for: request, httpRequest)
-                    if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
-                        continuation.yield(value)
-                    }
-                    continuation.yield(try await fetch(request, httpRequest, key: key, started: .now))
+                    try await self.answers(for: request) { continuation.yield($0) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -76,6 +77,36 @@ extension HTTPClient {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+
+    /// Hands `deliver` every answer `request`'s cache policy allows, as they arrive (see
+    /// ``responses(for:)``).
+    ///
+    /// - Throws: ``HTTPClientError``.
+    public nonisolated func answers<R: Request>(
+        for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
+    ) async throws {
+        let started = ContinuousClock.now
+        let httpRequest = try makeHTTPRequest(for: request)
+        let policy = request.cachePolicy ?? configuration.cachePolicy
+        guard policy == .localThenRemote else {
+            return try await deliver(resolve(request, httpRequest, policy: policy, started: started))
+        }
+        let key = cacheKey(for: request, httpRequest)
+        if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
+            try await deliver(value)
+        }
+        try await deliver(fetch(request, httpRequest, key: key, started: .now))
+    }
+
+    /// Removes the cached answer `request` would be served, if any.
+    ///
+    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` if the request is invalid.
+    public nonisolated func removeCachedResponse<R: Request>(for request: R) async throws {
+        guard let cache = configuration.cache else { return }
+        let httpRequest = try makeHTTPRequest(for: request)
+        guard let key = cacheKey(for: request, httpRequest) else { return }
+        await cache.removeResponse(for: key)
     }
 
     private static func fallsBackToCache(_ error: HTTPClientError) -> Bool {
@@ -134,7 +165,7 @@ extension HTTPClient {
                                 attempts: result.attempts, fromCache: false, error: nil)
             }
             return DecodedResponse(value: value, statusCode: result.response.statusCode, headers: result.response.headers,
-                                   duration: ContinuousClock.now - started)
+                                   duration: ContinuousClock.now - started, sentAt: result.startedAt)
         } catch {
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()
@@ -164,6 +195,7 @@ extension HTTPClient {
     private nonisolated func exchangeWithRetry(
         _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware]
     ) async throws -> Exchange {
+        let startedAt = ContinuousClock.now
         var attempt = 1
         var waited = Duration.zero
         while true {
@@ -174,7 +206,7 @@ extension HTTPClient {
                 guard context.allowsRetry, let policy = configuration.retryPolicy,
                       policy.retryableStatusCodes.contains(response.statusCode),
                       let next = policy.delay(after: attempt, retryAfter: response.headers["Retry-After"], alreadyWaited: waited)
-                else { return Exchange(response: response, attempts: attempt) }
+                else { return Exchange(response: response, attempts: attempt, startedAt: startedAt) }
                 delay = next
             } catch let error as HTTPClientError where error.code == .transportFailure {
                 guard context.allowsRetry, let policy = configuration.retryPolicy,

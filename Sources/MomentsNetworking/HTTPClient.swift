@@ -1,3 +1,4 @@
+import MomentsSupport
 public import Foundation
 
 /// Sends ``Request``s to one API and decodes their answers.
@@ -16,7 +17,7 @@ public actor HTTPClient {
     /// What sends the requests.
     public nonisolated let transport: any HTTPTransport
     nonisolated let inFlight = InFlightRequests()
-    nonisolated let coalescer = Coalescer<Exchange>()
+    nonisolated let coalescer = SingleFlight<CoalescingKey, Exchange>()
     nonisolated let limiter: ConcurrencyLimiter?
     nonisolated let recorder: RequestRecorder
     /// The base URL as text without trailing slashes, computed once for every request.

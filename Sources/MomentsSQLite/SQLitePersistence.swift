@@ -1,18 +1,26 @@
 public import Moments
 import MomentsCSQLite
+import MomentsSupport
 
 /// A ``MomentsPersistence`` in one SQLite database file (or `":memory:"`).
 ///
+/// - Normalized: one `moment` row per moment id, shared by every timeline that holds
+///   it, so a confirmed like updates one row and every timeline sees it.
 /// - WAL journal with `synchronous = NORMAL`: a committed save survives a process crash,
 ///   and readers never block the writer.
 /// - Each save is one `IMMEDIATE` transaction; a busy timeout lets two processes share
 ///   the file without corrupting it.
-/// - One row per moment: ``saveMoment(_:for:)`` (a like) updates one row, not the timeline.
+/// - Every row carries a checksum of its content, verified when read, and text that is
+///   not valid UTF-8 is reported: damage is a ``PersistenceError`` with
+///   ``PersistenceError/Code-swift.struct/corruptedData``, never data.
 /// - Prepared statements are reused; the schema version lives in `PRAGMA user_version`
-///   and is migrated forward on open. A file written by a newer SDK, a file that is not
-///   a database, and a foreign database are refused with a ``PersistenceError``.
+///   and is migrated forward on open (version 1 files are converted in one
+///   transaction). A file written by a newer SDK, a file that is not a database, and a
+///   foreign database are refused.
 ///
-/// The connection is confined to this actor.
+/// The connection is confined to this actor, whose work runs on a thread of its own:
+/// SQLite's blocking calls (a busy wait can last the whole busy timeout) never occupy
+/// Swift's cooperative threads.
 ///
 /// For example:
 /// ```swift
@@ -33,6 +41,9 @@ public actor SQLitePersistence: MomentsPersistence {
     /// The database file, or `":memory:"`.
     public nonisolated let path: String
     private let connection: SQLiteConnection
+    private let executor: ThreadExecutor
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///
@@ -49,8 +60,15 @@ public actor SQLitePersistence: MomentsPersistence {
         } catch let error as SQLiteError {
             throw Self.persistenceError(error, path: path, userID: nil)
         }
+        executor = ThreadExecutor(name: "MomentsSQLitePersistence")
     }
 
+    deinit {
+        executor.shutDown()
+    }
+
+    /// Checks the file and migrates it. A file already at the current version is only
+    /// read: opening it takes no write lock.
     private static func prepare(_ connection: SQLiteConnection) throws {
         // The first read of the file: fails with SQLITE_NOTADB for garbage.
         let version = try connection.integer("PRAGMA user_version")
@@ -60,8 +78,11 @@ public actor SQLitePersistence: MomentsPersistence {
                 reason: "the database has schema version \(version); this SDK reads up to \(SQLiteSchema.currentVersion)"
             )
         }
-        _ = try connection.text("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = NORMAL")
+        if version == SQLiteSchema.currentVersion, try connection.integer("PRAGMA application_id") == SQLiteSchema.applicationID {
+            return
+        }
+        _ = try connection.text("PRAGMA journal_mode = WAL")
         try connection.transaction(writing: true) {
             let applicationID = try connection.integer("PRAGMA application_id")
             var version = try connection.integer("PRAGMA user_version")
@@ -74,7 +95,12 @@ public actor SQLitePersistence: MomentsPersistence {
                 try connection.execute("PRAGMA application_id = \(SQLiteSchema.applicationID)")
             }
             while version < SQLiteSchema.currentVersion {
-                try connection.execute(SQLiteSchema.migrations[Int(version)])
+                for step in SQLiteSchema.migrations[Int(version)] {
+                    switch step {
+                    case .sql(let sql): try connection.execute(sql)
+                    case .code(let body): try body(connection)
+                    }
+                }
                 version += 1
                 try connection.execute("PRAGMA user_version = \(version)")
             }
@@ -89,65 +115,58 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
-    public func save(_ details: MomentsDetails, for userID: String) throws {
-        try run(userID: userID) {
+    public func save(_ batch: PersistenceBatch) throws {
+        guard !batch.isEmpty else { return }
+        for (userID, timeline) in batch.timelines {
+            if let duplicate = timeline.duplicateMomentID {
+                throw PersistenceError.duplicateMoment(duplicate, location: path, userID: userID)
+            }
+        }
+        try run(userID: batch.timelines.count == 1 ? batch.timelines.keys.first : nil) {
             try connection.transaction(writing: true) {
-                let owner = try connection.statement("""
-                    INSERT INTO timeline (user_id, owner_id, owner_name, owner_avatar, owner_background)
-                    VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (user_id) DO UPDATE SET owner_id = excluded.owner_id, owner_name = excluded.owner_name,
-                        owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background
-                    """)
-                owner.bind(userID, at: 1)
-                owner.bind(details.userDetails.id, at: 2)
-                owner.bind(details.userDetails.name, at: 3)
-                owner.bind(details.userDetails.avatar, at: 4)
-                owner.bind(details.userDetails.backgroundImage, at: 5)
-                try owner.run()
-
-                let clear = try connection.statement("DELETE FROM moment WHERE user_id = ?")
-                clear.bind(userID, at: 1)
-                try clear.run()
-
-                let insert = try connection.statement("""
-                    INSERT INTO moment (user_id, position, id, author_id, author_name, author_avatar, type, title, url,
-                        photos, created_date, is_liked, likes)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for (position, moment) in details.moments.enumerated() {
-                    insert.bind(userID, at: 1)
-                    insert.bind(Int64(position), at: 2)
-                    MomentRow.bind(moment, to: insert, from: 3)
-                    try insert.run()
+                var released = Set<String>()
+                for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
+                    released.formUnion(try momentIDs(of: userID))
+                    try writeTimeline(timeline, for: userID, batch: batch)
                 }
+                let upsert = try connection.statement("""
+                    INSERT INTO moment (\(SQLiteRows.momentColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+                    WHERE EXISTS (SELECT 1 FROM timeline_entry WHERE moment_id = ?1)
+                    ON CONFLICT (id) DO UPDATE SET author_id = excluded.author_id, author_name = excluded.author_name,
+                        author_avatar = excluded.author_avatar, type = excluded.type, title = excluded.title, url = excluded.url,
+                        photos = excluded.photos, created_date = excluded.created_date, likes = excluded.likes,
+                        checksum = excluded.checksum
+                    """)
+                for moment in batch.moments.values {
+                    SQLiteRows.bindMoment(moment, to: upsert, from: 1)
+                    try upsert.run()
+                }
+                try removeOrphans(released)
             }
         }
     }
 
-    @discardableResult
-    public func saveMoment(_ moment: Moment, for userID: String) throws -> Bool {
-        try run(userID: userID) {
-            let update = try connection.statement("""
-                UPDATE moment SET id = ?, author_id = ?, author_name = ?, author_avatar = ?, type = ?, title = ?,
-                    url = ?, photos = ?, created_date = ?, is_liked = ?, likes = ?
-                WHERE user_id = ? AND id = ?
-                """)
-            MomentRow.bind(moment, to: update, from: 1)
-            update.bind(userID, at: 12)
-            update.bind(moment.id, at: 13)
-            try update.run()
-            return connection.changes > 0
+    public func userIDs(holding momentID: String) throws -> [String] {
+        try run(userID: nil) {
+            let statement = try connection.statement("SELECT user_id FROM timeline_entry WHERE moment_id = ?")
+            defer { statement.reset() }
+            statement.bind(momentID, at: 1)
+            var ids: [String] = []
+            while try statement.step() { ids.append(statement.text(at: 0)) }
+            return ids
         }
     }
 
     public func remove(userID: String) throws {
         try run(userID: userID) {
             try connection.transaction(writing: true) {
-                for sql in ["DELETE FROM moment WHERE user_id = ?", "DELETE FROM timeline WHERE user_id = ?"] {
+                let released = try momentIDs(of: userID)
+                for sql in ["DELETE FROM timeline_entry WHERE user_id = ?", "DELETE FROM timeline WHERE user_id = ?"] {
                     let statement = try connection.statement(sql)
                     statement.bind(userID, at: 1)
                     try statement.run()
                 }
+                try removeOrphans(Set(released))
             }
         }
     }
@@ -165,33 +184,107 @@ public actor SQLitePersistence: MomentsPersistence {
     public func removeAll() throws {
         try run(userID: nil) {
             try connection.transaction(writing: true) {
-                try connection.execute("DELETE FROM moment; DELETE FROM timeline;")
+                try connection.execute("DELETE FROM timeline_entry; DELETE FROM moment; DELETE FROM timeline;")
             }
         }
     }
 
-    // MARK: - Reading
+    // MARK: - Rows
+
+    private func momentIDs(of userID: String) throws -> [String] {
+        let statement = try connection.statement("SELECT moment_id FROM timeline_entry WHERE user_id = ?")
+        defer { statement.reset() }
+        statement.bind(userID, at: 1)
+        var ids: [String] = []
+        while try statement.step() { ids.append(statement.text(at: 0)) }
+        return ids
+    }
+
+    private func writeTimeline(_ timeline: StoredTimeline, for userID: String, batch: PersistenceBatch) throws {
+        let exists = try connection.statement("SELECT 1 FROM moment WHERE id = ?")
+        for entry in timeline.entries where batch.moments[entry.momentID] == nil {
+            exists.bind(entry.momentID, at: 1)
+            defer { exists.reset() }
+            guard try exists.step() else { throw PersistenceError.missingMoment(entry.momentID, location: path, userID: userID) }
+        }
+        let owner = try connection.statement("""
+            INSERT INTO timeline (user_id, owner_id, owner_name, owner_avatar, owner_background, checksum)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET owner_id = excluded.owner_id, owner_name = excluded.owner_name,
+                owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background, checksum = excluded.checksum
+            """)
+        owner.bind(userID, at: 1)
+        owner.bind(timeline.userDetails.id, at: 2)
+        owner.bind(timeline.userDetails.name, at: 3)
+        owner.bind(timeline.userDetails.avatar, at: 4)
+        owner.bind(timeline.userDetails.backgroundImage, at: 5)
+        owner.bind(ContentChecksum.of(timeline, userID: userID), at: 6)
+        try owner.run()
+
+        let clear = try connection.statement("DELETE FROM timeline_entry WHERE user_id = ?")
+        clear.bind(userID, at: 1)
+        try clear.run()
+        let insert = try connection.statement("INSERT INTO timeline_entry (user_id, position, moment_id, is_liked) VALUES (?, ?, ?, ?)")
+        for (position, entry) in timeline.entries.enumerated() {
+            insert.bind(userID, at: 1)
+            insert.bind(Int64(position), at: 2)
+            insert.bind(entry.momentID, at: 3)
+            insert.bind(entry.isLiked, at: 4)
+            try insert.run()
+        }
+    }
+
+    /// Deletes the moments among `ids` that no timeline holds any more.
+    private func removeOrphans(_ ids: Set<String>) throws {
+        guard !ids.isEmpty else { return }
+        let delete = try connection.statement(
+            "DELETE FROM moment WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM timeline_entry WHERE moment_id = ?1)"
+        )
+        for id in ids {
+            delete.bind(id, at: 1)
+            try delete.run()
+        }
+    }
 
     private func readTimeline(_ userID: String) throws -> MomentsDetails? {
+        func damaged(_ what: String) -> PersistenceError {
+            PersistenceError(code: .corruptedData, location: path, userID: userID, reason: "the stored timeline has \(what)")
+        }
         let owner = try connection.statement(
-            "SELECT owner_id, owner_name, owner_avatar, owner_background FROM timeline WHERE user_id = ?"
+            "SELECT owner_id, owner_name, owner_avatar, owner_background, checksum FROM timeline WHERE user_id = ?"
         )
         defer { owner.reset() }
         owner.bind(userID, at: 1)
         guard try owner.step() else { return nil }
-        let userDetails = UserDetails(
-            id: owner.text(at: 0), name: owner.text(at: 1), avatar: owner.text(at: 2), backgroundImage: owner.text(at: 3)
-        )
+        var fields: [String] = []
+        for column in Int32(0)..<4 {
+            guard let text = owner.validText(at: column) else { throw damaged("text that is not valid UTF-8") }
+            fields.append(text)
+        }
+        let userDetails = UserDetails(id: fields[0], name: fields[1], avatar: fields[2], backgroundImage: fields[3])
+        let storedChecksum = owner.int(at: 4)
 
         let rows = try connection.statement("""
-            SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, is_liked, likes
-            FROM moment WHERE user_id = ? ORDER BY position
+            SELECT e.moment_id, e.is_liked, m.\(SQLiteRows.momentColumns.replacingOccurrences(of: ", ", with: ", m."))
+            FROM timeline_entry e LEFT JOIN moment m ON m.id = e.moment_id
+            WHERE e.user_id = ? ORDER BY e.position
             """)
         defer { rows.reset() }
         rows.bind(userID, at: 1)
+        var entries: [StoredTimeline.Entry] = []
         var moments: [Moment] = []
         while try rows.step() {
-            moments.append(try MomentRow.read(rows, location: connection.path, userID: userID))
+            guard let momentID = rows.validText(at: 0) else { throw damaged("text that is not valid UTF-8") }
+            let isLiked = rows.isNull(at: 1) ? nil : rows.int(at: 1) != 0
+            entries.append(StoredTimeline.Entry(momentID: momentID, isLiked: isLiked))
+            guard !rows.isNull(at: 2) else { throw damaged("moment \(momentID.debugDescription) listed but not stored") }
+            let moment = try SQLiteRows.readMoment(rows, from: 2, damaged: damaged)
+            guard moment.id == momentID else { throw damaged("a moment stored under another id") }
+            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: isLiked))
+        }
+        let timeline = StoredTimeline(userDetails: userDetails, entries: entries)
+        guard storedChecksum == ContentChecksum.of(timeline, userID: userID) else {
+            throw damaged("content that does not match its checksum")
         }
         return MomentsDetails(userDetails: userDetails, moments: moments)
     }

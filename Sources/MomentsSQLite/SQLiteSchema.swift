@@ -2,38 +2,81 @@
 ///
 /// The version lives in `PRAGMA user_version`; `PRAGMA application_id` marks a database
 /// as ours, so a foreign SQLite file is refused rather than written into.
+///
+/// Version 2 is normalized: one `moment` row per moment id, shared by every timeline
+/// that holds it; `timeline_entry` lists each user's moment ids in order. Every
+/// `moment` and `timeline` row carries a checksum of its content.
 enum SQLiteSchema {
     /// "MOMT".
     static let applicationID: Int64 = 0x4D4F_4D54
 
+    /// One step of a migration: SQL, or work that needs Swift (computing checksums).
+    enum Step: Sendable {
+        case sql(String)
+        case code(@Sendable (SQLiteConnection) throws -> Void)
+    }
+
     /// Migration *n* brings a database from version *n* to *n + 1*.
-    static let migrations: [String] = [
-        """
-        CREATE TABLE timeline (
-            user_id TEXT NOT NULL PRIMARY KEY,
-            owner_id TEXT NOT NULL,
-            owner_name TEXT NOT NULL,
-            owner_avatar TEXT NOT NULL,
-            owner_background TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE TABLE moment (
-            user_id TEXT NOT NULL,
-            position INTEGER NOT NULL,
-            id TEXT NOT NULL,
-            author_id TEXT NOT NULL,
-            author_name TEXT NOT NULL,
-            author_avatar TEXT NOT NULL,
-            type TEXT NOT NULL,
-            title TEXT,
-            url TEXT,
-            photos TEXT NOT NULL,
-            created_date TEXT NOT NULL,
-            is_liked INTEGER,
-            likes TEXT,
-            PRIMARY KEY (user_id, position)
-        ) WITHOUT ROWID;
-        CREATE INDEX moment_by_id ON moment (user_id, id);
-        """,
+    static let migrations: [[Step]] = [
+        [.sql("""
+            CREATE TABLE timeline (
+                user_id TEXT NOT NULL PRIMARY KEY,
+                owner_id TEXT NOT NULL,
+                owner_name TEXT NOT NULL,
+                owner_avatar TEXT NOT NULL,
+                owner_background TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE moment (
+                user_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                id TEXT NOT NULL,
+                author_id TEXT NOT NULL,
+                author_name TEXT NOT NULL,
+                author_avatar TEXT NOT NULL,
+                type TEXT NOT NULL,
+                title TEXT,
+                url TEXT,
+                photos TEXT NOT NULL,
+                created_date TEXT NOT NULL,
+                is_liked INTEGER,
+                likes TEXT,
+                PRIMARY KEY (user_id, position)
+            ) WITHOUT ROWID;
+            CREATE INDEX moment_by_id ON moment (user_id, id);
+            """)],
+        [
+            .sql("""
+                CREATE TABLE moment_record (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    author_id TEXT NOT NULL,
+                    author_name TEXT NOT NULL,
+                    author_avatar TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    title TEXT,
+                    url TEXT,
+                    photos TEXT NOT NULL,
+                    created_date TEXT NOT NULL,
+                    likes TEXT,
+                    checksum INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE timeline_entry (
+                    user_id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    moment_id TEXT NOT NULL,
+                    is_liked INTEGER,
+                    PRIMARY KEY (user_id, position)
+                ) WITHOUT ROWID;
+                CREATE UNIQUE INDEX timeline_entry_by_moment ON timeline_entry (moment_id, user_id);
+                INSERT OR REPLACE INTO moment_record
+                    SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, likes, 0
+                    FROM moment ORDER BY user_id, position;
+                INSERT OR IGNORE INTO timeline_entry SELECT user_id, position, id, is_liked FROM moment ORDER BY user_id, position;
+                DROP TABLE moment;
+                ALTER TABLE moment_record RENAME TO moment;
+                ALTER TABLE timeline ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0;
+                """),
+            .code { connection in try SQLiteRows.recomputeChecksums(connection) },
+        ],
     ]
 
     /// The version this SDK writes.

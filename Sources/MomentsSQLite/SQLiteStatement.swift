@@ -83,6 +83,8 @@ final class SQLiteStatement {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
+    /// The text of a column; bytes that are not valid UTF-8 are replaced (for the
+    /// database's own answers, such as pragmas; stored data goes through ``validText(at:)``).
     func text(at column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
@@ -91,6 +93,13 @@ final class SQLiteStatement {
 
     func optionalText(at column: Int32) -> String? {
         isNull(at: column) ? nil : text(at: column)
+    }
+
+    /// The text of a column, or `nil` if its bytes are not valid UTF-8 (damage).
+    func validText(at column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(validating: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     func int(at column: Int32) -> Int64 {

@@ -5,8 +5,9 @@
 //
 // Plain mode saves timelines straight into the persistence. With --store, a
 // MomentsStore refreshes timelines from an in-process service and likes and unlikes
-// moments between refreshes. After each save or refresh returns, the writer prints
-// "<user> <version>" unbuffered, so the parent knows what was committed before SIGKILL.
+// moments between refreshes. Before each save or refresh the writer prints "> <user>",
+// and after it returns "<user> <version>", unbuffered, so the parent knows what was
+// committed, and can kill it in the middle of a commit.
 import Foundation
 import Moments
 import MomentsSQLite
@@ -101,6 +102,7 @@ if arguments.contains("--store") {
     while true {
         round += 1
         let user = "user-\(round % users)"
+        FileHandle.standardOutput.write(Data("> \(user)\n".utf8))
         let details = try await store.refresh(userID: user)
         guard let committed = CrashTimeline.version(of: details, user: user, ignoringLikes: true) else { exit(3) }
         FileHandle.standardOutput.write(Data("\(user) \(committed)\n".utf8))
@@ -112,6 +114,7 @@ if arguments.contains("--store") {
 } else {
     while true {
         let user = "user-\(version % users)"
+        FileHandle.standardOutput.write(Data("> \(user)\n".utf8))
         try await persistence.save(CrashTimeline.make(user: user, version: version), for: user)
         FileHandle.standardOutput.write(Data("\(user) \(version)\n".utf8))
         version += 1

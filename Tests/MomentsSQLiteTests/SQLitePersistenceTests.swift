@@ -79,7 +79,7 @@ import Testing
         liked.likes = (liked.likes ?? []) + [Moment.LikedUser(id: "big", avatar: "a")]
 
         let before = await persistence.connectionTotalChanges
-        try await persistence.saveMoment(liked, for: "big")
+        try await persistence.save(PersistenceBatch(moments: [liked]))
         let rowsWritten = await persistence.connectionTotalChanges - before
 
         #expect(rowsWritten == 1)
@@ -106,15 +106,26 @@ import Testing
     @Test func twoProcessesWritingOneFileDoNotCorruptIt() async throws {
         defer { directory.remove() }
         _ = try SQLitePersistence(path: path)
+        var readers: [LineReader] = []
         let writers = try (0..<2).map { index in
             let process = Process()
             process.executableURL = CrashHarness.writerURL
             process.arguments = ["sqlite", path, "3", String(1 + index * 1_000_000)]
-            process.standardOutput = FileHandle.nullDevice
+            let output = Pipe()
+            process.standardOutput = output
             try process.run()
+            readers.append(LineReader(output.fileHandleForReading))
             return process
         }
-        try await Task.sleep(for: .milliseconds(1500))
+        // Both writers commit 200 timelines each, contending for the file's lock.
+        for reader in readers {
+            var commits = 0
+            for await line in reader.lines where !line.hasPrefix("> ") {
+                commits += 1
+                if commits == 200 { break }
+            }
+            #expect(commits == 200, "a writer stopped after \(commits) commits, likely of SQLITE_BUSY")
+        }
         for writer in writers {
             #expect(writer.isRunning, "a writer died, likely of SQLITE_BUSY")
             writer.terminate()
@@ -133,8 +144,9 @@ import Testing
     @Test func surviveSIGKILLInTheMiddleOfAWriteLoop() async throws {
         defer { directory.remove() }
         var version = 1
+        var generator = SeededGenerator(seed: 5)
         for _ in 0..<5 {
-            let saves = try await CrashHarness.round(kind: "sqlite", path: path, users: 4, startVersion: version) {
+            let saves = try await CrashHarness.round(kind: "sqlite", path: path, users: 4, startVersion: version, using: &generator) {
                 try SQLitePersistence(path: path)
             }
             version += 10_000

@@ -1,9 +1,13 @@
 public import Foundation
 public import Moments
 
-/// Runs `MomentsCrashWriter`, kills it with SIGKILL at a random moment, and checks that
-/// the storage reopens holding, for every user, a whole timeline at least as new as the
-/// last save the writer reported.
+/// Runs `MomentsCrashWriter`, kills it with SIGKILL at a point chosen from the progress
+/// it reports (after a number of commits, or in the middle of the next one), and checks
+/// that the storage reopens holding, for every user, a whole timeline at least as new as
+/// the last commit the writer reported.
+///
+/// Kill points depend on progress, never on wall-clock delays, so a loaded machine
+/// changes how long a round takes, not what it tests.
 public enum CrashHarness {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -15,47 +19,63 @@ public enum CrashHarness {
     }
 
     /// `count` rounds through a `MomentsStore` (refreshes and likes), each killed at a
-    /// random moment; returns the saves reported in all.
+    /// progress point drawn from `seed`; returns the commits reported in all.
     public static func storeRounds(
-        _ count: Int, kind: String, path: String, open: () throws -> any MomentsPersistence
+        _ count: Int, kind: String, path: String, seed: UInt64 = 1, open: () throws -> any MomentsPersistence
     ) async throws -> Int {
         var committed = 0
+        var generator = SeededGenerator(seed: seed)
         for round in 0..<count {
             committed += try await Self.round(kind: kind, path: path, users: 5, startVersion: 1 + round * 100_000,
-                                              window: 20...150, throughStore: true, open: open)
+                                              throughStore: true, using: &generator, open: open)
         }
         return committed
     }
 
-    /// One round: start the writer on `kind` storage at `path`, let it run for a random
-    /// while in `window`, kill it, reopen with `open`, and verify.
-    /// Returns how many saves the writer reported.
+    /// One round: start the writer on `kind` storage at `path`, kill it after 1 to 40
+    /// commits (at random, from `generator`) or in the middle of the commit after them,
+    /// reopen with `open`, and verify. Returns how many commits the writer reported.
     public static func round(
         kind: String,
         path: String,
         users: Int,
         startVersion: Int,
-        window: ClosedRange<Int> = 30...250,
         throughStore: Bool = false,
+        using generator: inout SeededGenerator,
         open: () throws -> any MomentsPersistence
     ) async throws -> Int {
+        let commitsBeforeKill = Int.random(in: 1...40, using: &generator)
+        let killMidCommit = Bool.random(using: &generator)
         let process = Process()
         process.executableURL = writerURL
         process.arguments = [kind, path, String(users), String(startVersion)] + (throughStore ? ["--store"] : [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        try await Task.sleep(for: .milliseconds(Int.random(in: window)))
-        kill(process.processIdentifier, SIGKILL)
+        let reader = LineReader(output.fileHandleForReading)
+        var committed: [String: Int] = [:]
+        var commits = 0
+        var killed = false
+        for await line in reader.lines {
+            if line.hasPrefix("> ") {
+                if !killed, killMidCommit, commits >= commitsBeforeKill {
+                    kill(process.processIdentifier, SIGKILL)
+                    killed = true
+                }
+                continue
+            }
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let version = Int(parts[1]) else { continue }
+            committed[String(parts[0])] = version
+            commits += 1
+            if !killed, !killMidCommit, commits >= commitsBeforeKill {
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+        }
         process.waitUntilExit()
         guard process.terminationReason == .uncaughtSignal else {
             throw Failure(description: "the writer exited by itself with status \(process.terminationStatus)")
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        var committed: [String: Int] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let version = Int(parts[1]) { committed[String(parts[0])] = version }
         }
 
         let persistence = try open()

@@ -28,6 +28,16 @@ public enum PersistenceConformance {
         if !condition { throw Failure(description: message()) }
     }
 
+    /// Expects `body` to fail with ``PersistenceError/Code-swift.struct/invalidInput``.
+    static func expectInvalidInput(_ message: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as PersistenceError where error.code == .invalidInput {
+            return
+        }
+        throw Failure(description: message)
+    }
+
     /// Checks that need storage which survives reopening (not for in-memory).
     public static let durableChecks: [Check] = [
         Check(description: "reopen after close keeps every timeline") { open in
@@ -70,20 +80,78 @@ public enum PersistenceConformance {
             try await persistence.save(newer, for: "0")
             try expect(try await persistence.load(userID: "0") == newer, "the second save did not replace the first")
         },
-        Check(description: "saveMoment replaces one moment and nothing else") { open in
+        Check(description: "a saved moment changes in every timeline holding it, and nothing else does") { open in
             let persistence = try await open()
-            let details = SampleTimelines.timeline(user: "0", moments: 10)
-            try await persistence.save(details, for: "0")
-            var liked = details.moments[3]
-            liked.isLiked = true
-            liked.likes = [Moment.LikedUser(id: "0", avatar: "https://img/0.jpg")]
-            try expect(try await persistence.saveMoment(liked, for: "0"), "saveMoment reported no change")
-            var expected = details
-            expected.moments[3] = liked
-            try expect(try await persistence.load(userID: "0") == expected, "saveMoment changed the wrong thing")
-            try expect(!(try await persistence.saveMoment(SampleTimelines.moment(id: "absent"), for: "0")), "saveMoment of an absent moment reported a change")
-            try expect(!(try await persistence.saveMoment(liked, for: "nobody")), "saveMoment for an absent user reported a change")
-            try expect(try await persistence.load(userID: "nobody") == nil, "saveMoment created a timeline")
+            let shared = SampleTimelines.moment(id: "shared", index: 1, owner: "a")
+            var a = SampleTimelines.timeline(user: "a", moments: 3)
+            a.moments.insert(shared.viewed(by: "a", isLikedWithoutLikes: nil), at: 1)
+            var b = SampleTimelines.timeline(user: "b", moments: 2)
+            b.moments.append(shared.viewed(by: "b", isLikedWithoutLikes: nil))
+            try await persistence.save(a, for: "a")
+            try await persistence.save(b, for: "b")
+
+            var liked = shared
+            liked.likes = (liked.likes ?? []) + [Moment.LikedUser(id: "b", avatar: "https://img/b.jpg")]
+            try await persistence.save(PersistenceBatch(moments: [liked]))
+
+            var expectedA = a
+            expectedA.moments[1] = liked.viewed(by: "a", isLikedWithoutLikes: nil)
+            var expectedB = b
+            expectedB.moments[2] = liked.viewed(by: "b", isLikedWithoutLikes: nil)
+            try expect(try await persistence.load(userID: "a") == expectedA, "a does not show the saved moment")
+            try expect(try await persistence.load(userID: "b") == expectedB, "b does not show the saved moment")
+            try expect(expectedB.moments[2].isLiked == true && expectedA.moments[1].isLiked == false, "isLiked must follow likes per owner")
+            try expect(Set(try await persistence.userIDs(holding: "shared")) == ["a", "b"], "userIDs(holding:) differs")
+        },
+        Check(description: "isLiked follows likes for each owner, and the saved value for moments without likes") { open in
+            let persistence = try await open()
+            var moment = SampleTimelines.moment(id: "x", index: 0, owner: "a")
+            moment.isLiked = false  // contradicts likes, which hold "a"
+            let withoutLikes = Moment(id: "y", userDetails: moment.userDetails, type: .url, createdDate: "1", isLiked: true, likes: nil)
+            let details = MomentsDetails(userDetails: SampleTimelines.timeline(user: "a", moments: 0).userDetails, moments: [moment, withoutLikes])
+            try await persistence.save(details, for: "a")
+            let loaded = try await persistence.load(userID: "a")
+            try expect(loaded?.moments.map(\.isLiked) == [true, true], "isLiked should be [true (from likes), true (as saved)]")
+        },
+        Check(description: "a moment no timeline holds is not kept") { open in
+            let persistence = try await open()
+            try await persistence.save(SampleTimelines.timeline(user: "a", moments: 2), for: "a")
+            try await persistence.save(PersistenceBatch(moments: [SampleTimelines.moment(id: "stray")]))
+            try expect(try await persistence.userIDs(holding: "stray").isEmpty, "a stray moment has holders")
+            let owner = SampleTimelines.timeline(user: "b", moments: 0).userDetails
+            try await expectInvalidInput("a timeline listing a moment that was never kept must be refused") {
+                try await persistence.save(PersistenceBatch(timelines: ["b": StoredTimeline(userDetails: owner, entries: [StoredTimeline.Entry(momentID: "stray")])]))
+            }
+        },
+        Check(description: "a timeline listing a moment twice is refused and writes nothing") { open in
+            let persistence = try await open()
+            let before = SampleTimelines.timeline(user: "a", moments: 2)
+            try await persistence.save(before, for: "a")
+            var twice = SampleTimelines.timeline(user: "a", moments: 3, version: 9)
+            twice.moments.append(twice.moments[0])
+            do {
+                try await persistence.save(twice, for: "a")
+                try expect(false, "saving a duplicate moment id succeeded")
+            } catch let error as PersistenceError {
+                try expect(error.code == .invalidInput, "expected .invalidInput, got \(error.code)")
+            }
+            try expect(try await persistence.load(userID: "a") == before, "a refused save changed the timeline")
+        },
+        Check(description: "a moment moving between timelines in one batch is kept, and dropped when no one holds it") { open in
+            let persistence = try await open()
+            let moment = SampleTimelines.moment(id: "mover", index: 1, owner: "a")
+            let owner = SampleTimelines.timeline(user: "a", moments: 0).userDetails
+            try await persistence.save(MomentsDetails(userDetails: owner, moments: [moment]), for: "a")
+            var batch = PersistenceBatch()
+            batch.timelines["a"] = StoredTimeline(userDetails: owner, entries: [])
+            batch.timelines["b"] = StoredTimeline(userDetails: owner, entries: [StoredTimeline.Entry(momentID: "mover")])
+            try await persistence.save(batch)
+            try expect(try await persistence.load(userID: "b")?.moments.map(\.id) == ["mover"], "the moment was lost moving to b")
+            try await persistence.remove(userID: "b")
+            try expect(try await persistence.userIDs(holding: "mover").isEmpty, "a moment no one holds is still listed")
+            try await expectInvalidInput("the moment should be gone once no timeline held it") {
+                try await persistence.save(PersistenceBatch(timelines: ["c": StoredTimeline(userDetails: owner, entries: [StoredTimeline.Entry(momentID: "mover")])]))
+            }
         },
         Check(description: "remove deletes one user only") { open in
             let persistence = try await open()
@@ -146,3 +214,4 @@ public enum PersistenceConformance {
         },
     ]
 }
+

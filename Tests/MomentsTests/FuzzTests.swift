@@ -95,6 +95,8 @@ import Testing
             answer.body.withLock { $0 = Self.mutate(Self.original, using: &generator) }
             do {
                 last = try await store.refresh(userID: "0")
+            } catch let error as MomentsStoreError {
+                #expect(error.code == .duplicateMomentID, "\(error)")
             } catch {
                 #expect(error is HTTPClientError, "\(error)")
             }

@@ -94,8 +94,9 @@ import Testing
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("crash").path
         var version = 1
+        var generator = SeededGenerator(seed: 5)
         for _ in 0..<5 {
-            let saves = try await CrashHarness.round(kind: "json", path: path, users: 4, startVersion: version) {
+            let saves = try await CrashHarness.round(kind: "json", path: path, users: 4, startVersion: version, using: &generator) {
                 try JSONFilePersistence(directory: URL(fileURLWithPath: path))
             }
             version += 10_000

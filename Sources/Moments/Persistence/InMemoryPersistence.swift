@@ -1,37 +1,79 @@
 /// A ``MomentsPersistence`` that keeps timelines in memory, for tests and for processes
 /// that need no state across restarts.
 public actor InMemoryPersistence: MomentsPersistence {
-    private var timelines: [String: MomentsDetails]
+    private var contents = Contents()
 
     /// Creates a store, optionally holding `timelines` already.
     public init(_ timelines: [String: MomentsDetails] = [:]) {
-        self.timelines = timelines
+        var batch = PersistenceBatch()
+        for (userID, details) in timelines.sorted(by: { $0.key < $1.key }) {
+            batch.merge(PersistenceBatch(timeline: details, for: userID))
+        }
+        contents.apply(batch)
     }
 
     public func load(userID: String) -> MomentsDetails? {
-        timelines[userID]
+        contents.timelines[userID]?.assemble(for: userID) { contents.moments[$0] }
     }
 
-    public func save(_ details: MomentsDetails, for userID: String) {
-        timelines[userID] = details
+    public func save(_ batch: PersistenceBatch) throws {
+        for (userID, timeline) in batch.timelines {
+            if let duplicate = timeline.duplicateMomentID {
+                throw PersistenceError.duplicateMoment(duplicate, location: "memory", userID: userID)
+            }
+            for entry in timeline.entries where batch.moments[entry.momentID] == nil && contents.moments[entry.momentID] == nil {
+                throw PersistenceError.missingMoment(entry.momentID, location: "memory", userID: userID)
+            }
+        }
+        contents.apply(batch)
     }
 
-    @discardableResult
-    public func saveMoment(_ moment: Moment, for userID: String) -> Bool {
-        guard let index = timelines[userID]?.moments.firstIndex(where: { $0.id == moment.id }) else { return false }
-        timelines[userID]?.moments[index] = moment
-        return true
+    public func userIDs(holding momentID: String) -> [String] {
+        contents.timelines.compactMap { userID, timeline in timeline.entries.contains { $0.momentID == momentID } ? userID : nil }
     }
 
     public func remove(userID: String) {
-        timelines[userID] = nil
+        guard let old = contents.timelines.removeValue(forKey: userID) else { return }
+        contents.release(old.entries)
     }
 
     public func userIDs() -> [String] {
-        Array(timelines.keys)
+        Array(contents.timelines.keys)
     }
 
     public func removeAll() {
-        timelines.removeAll()
+        contents = Contents()
+    }
+
+    private struct Contents {
+        var timelines: [String: StoredTimeline] = [:]
+        var moments: [String: Moment] = [:]
+        /// How many timelines hold each moment.
+        var holderCounts: [String: Int] = [:]
+
+        /// Applies a validated batch: new holders are counted before old ones are released,
+        /// so a moment passing from one timeline to another in the batch is never dropped.
+        mutating func apply(_ batch: PersistenceBatch) {
+            for timeline in batch.timelines.values {
+                for entry in timeline.entries { holderCounts[entry.momentID, default: 0] += 1 }
+            }
+            for (id, moment) in batch.moments where holderCounts[id] != nil {
+                moments[id] = moment
+            }
+            for (userID, timeline) in batch.timelines {
+                if let old = timelines.updateValue(timeline, forKey: userID) { release(old.entries) }
+            }
+        }
+
+        /// Counts `entries` as no longer held, dropping the moments no timeline holds.
+        mutating func release(_ entries: [StoredTimeline.Entry]) {
+            for entry in entries {
+                holderCounts[entry.momentID, default: 1] -= 1
+                if holderCounts[entry.momentID] == 0 {
+                    holderCounts[entry.momentID] = nil
+                    moments[entry.momentID] = nil
+                }
+            }
+        }
     }
 }

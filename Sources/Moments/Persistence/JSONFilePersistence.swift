@@ -1,13 +1,25 @@
 public import Foundation
+import MomentsSupport
 import MomentsNetworking
 
 /// A ``MomentsPersistence`` that keeps one JSON file per user in a directory.
 ///
-/// Writes are atomic (temporary file, `fsync`, `rename`, directory `fsync`), so a crash
-/// leaves a user's old timeline or the new one. Any user id, with slashes, `..`, NULs,
-/// unicode or thousands of characters, maps to a safe and unique file name inside the
-/// directory. A corrupt, truncated or foreign file is a ``PersistenceError`` naming the
-/// file; other users' files stay readable.
+/// Each file holds the user's whole timeline, its moments included, and a checksum of
+/// its content, verified on load. Writes are atomic (temporary file, `fsync`, `rename`,
+/// directory `fsync`), so a crash leaves a user's old file or the new one. A saved
+/// moment is written into the file of every user whose timeline holds it, one file
+/// after another: a crash part-way leaves some of those files with the moment's
+/// previous state, each file whole. That makes a moment held by many users costly to
+/// save; for more than a few hundred users, use `SQLitePersistence`.
+///
+/// Any user id, with slashes, `..`, NULs, unicode or thousands of characters, maps to a
+/// safe and unique file name inside the directory. A corrupt, truncated or foreign file
+/// is a ``PersistenceError`` naming the file; other users' files stay readable. Files
+/// written by version 1 of the format (without a checksum) are read, and rewritten in
+/// the current format by the next save.
+///
+/// Every file operation runs on a thread of the persistence's own, never on Swift's
+/// cooperative threads.
 ///
 /// For example:
 /// ```swift
@@ -16,12 +28,18 @@ import MomentsNetworking
 /// ```
 public actor JSONFilePersistence: MomentsPersistence {
     /// The version of the file format this SDK writes.
-    public static let formatVersion = 1
+    public static let formatVersion = 2
 
     /// The directory holding the files.
     public nonisolated let directory: URL
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
+    private let executor: ThreadExecutor
+    /// Which users' files hold each moment, built by reading every file the first time a
+    /// save or a query needs it, then kept up to date.
+    private var holders: HolderIndex?
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens (creating if needed) a directory of timelines.
     ///
@@ -40,6 +58,11 @@ public actor JSONFilePersistence: MomentsPersistence {
             )
         }
         AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
+        executor = ThreadExecutor(name: "MomentsJSONFilePersistence")
+    }
+
+    deinit {
+        executor.shutDown()
     }
 
     /// The file that holds `userID`'s timeline.
@@ -47,50 +70,48 @@ public actor JSONFilePersistence: MomentsPersistence {
         directory.appendingPathComponent(TimelineFileName.name(for: userID), isDirectory: false)
     }
 
+    // MARK: - MomentsPersistence
+
     public func load(userID: String) throws -> MomentsDetails? {
-        let url = fileURL(for: userID)
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
-        } catch {
-            if !FileManager.default.fileExists(atPath: url.path) { return nil }
-            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID,
-                                   reason: "the file cannot be read: \(error.localizedDescription)", underlyingError: error)
-        }
-        let file = try decodeFile(data, at: url, userID: userID)
-        guard file.userID == userID else {
-            throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
-                                   reason: "the file holds the timeline of another user")
-        }
-        return file.details
+        try read(userID)
     }
 
-    public func save(_ details: MomentsDetails, for userID: String) throws {
-        let url = fileURL(for: userID)
-        let data: Data
-        do {
-            data = try encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details))
-        } catch {
-            throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
-                                   reason: "the timeline cannot be encoded: \(error)", underlyingError: error)
+    public func save(_ batch: PersistenceBatch) throws {
+        guard !batch.isEmpty else { return }
+        // Assemble every file to write before writing any, so invalid input writes nothing.
+        var reads = FileReads()
+        var files: [String: MomentsDetails] = [:]
+        for (userID, timeline) in batch.timelines {
+            if let duplicate = timeline.duplicateMomentID {
+                throw PersistenceError.duplicateMoment(duplicate, location: fileURL(for: userID).path, userID: userID)
+            }
+            let details = try timeline.assemble(for: userID) { id in
+                if let moment = batch.moments[id] { return moment }
+                guard let moment = try storedMoment(id, preferring: userID, reads: &reads) else {
+                    throw PersistenceError.missingMoment(id, location: fileURL(for: userID).path, userID: userID)
+                }
+                return moment
+            }
+            if let details { files[userID] = details }
         }
-        do {
-            try AtomicFile.write(data, to: url)
-        } catch {
-            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID, reason: error.reason, underlyingError: error)
+        var others = Set<String>()
+        for id in batch.moments.keys { others.formUnion(try holderIndex().users(holding: id)) }
+        for userID in others where files[userID] == nil {
+            guard var details = try reads.file(of: userID, using: read) else { continue }
+            for (index, moment) in details.moments.enumerated() {
+                if let saved = batch.moments[moment.id] {
+                    details.moments[index] = saved.viewed(by: userID, isLikedWithoutLikes: moment.isLiked)
+                }
+            }
+            files[userID] = details
+        }
+        for (userID, details) in files.sorted(by: { $0.key < $1.key }) {
+            try write(details, for: userID)
         }
     }
 
-    /// Rewrites the user's file with the moment replaced: a file holds one whole timeline.
-    @discardableResult
-    public func saveMoment(_ moment: Moment, for userID: String) throws -> Bool {
-        guard var details = try load(userID: userID),
-              let index = details.moments.firstIndex(where: { $0.id == moment.id }) else { return false }
-        details.moments[index] = moment
-        try save(details, for: userID)
-        return true
+    public func userIDs(holding momentID: String) throws -> [String] {
+        Array(try holderIndex().users(holding: momentID))
     }
 
     public func remove(userID: String) throws {
@@ -100,6 +121,7 @@ public actor JSONFilePersistence: MomentsPersistence {
                                    reason: "the file cannot be removed: \(String(cString: strerror(errno)))")
         }
         AtomicFile.syncDirectory(directory.path)
+        index(nil, for: userID)
     }
 
     public func userIDs() throws -> [String] {
@@ -118,9 +140,80 @@ public actor JSONFilePersistence: MomentsPersistence {
             unlink(directory.appendingPathComponent(name).path)
         }
         AtomicFile.syncDirectory(directory.path)
+        holders = HolderIndex()
     }
 
     // MARK: - Files
+
+    private func read(_ userID: String) throws -> MomentsDetails? {
+        let url = fileURL(for: userID)
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return nil
+        } catch {
+            if !FileManager.default.fileExists(atPath: url.path) { return nil }
+            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID,
+                                   reason: "the file cannot be read: \(error.localizedDescription)", underlyingError: error)
+        }
+        let file = try decodeFile(data, at: url, userID: userID)
+        guard file.userID == userID else {
+            throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
+                                   reason: "the file holds the timeline of another user")
+        }
+        // `isLiked` follows `likes`, as for every persistence (files of version 1 may differ).
+        var details = file.details
+        details.moments = details.moments.map { $0.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) }
+        return details
+    }
+
+    private func write(_ details: MomentsDetails, for userID: String) throws {
+        let url = fileURL(for: userID)
+        let data: Data
+        do {
+            let file = TimelineFile(version: Self.formatVersion, userID: userID, details: details,
+                                    checksum: ContentChecksum.of(details, userID: userID))
+            data = try encoder.encode(file)
+        } catch {
+            throw PersistenceError(code: .invalidInput, location: url.path, userID: userID,
+                                   reason: "the timeline cannot be encoded: \(error)", underlyingError: error)
+        }
+        do {
+            try AtomicFile.write(data, to: url)
+        } catch {
+            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID, reason: error.reason, underlyingError: error)
+        }
+        index(details, for: userID)
+    }
+
+    /// A moment as some stored file holds it (`userID`'s own first), or `nil`.
+    private func storedMoment(_ id: String, preferring userID: String, reads: inout FileReads) throws -> Moment? {
+        if let moment = try? reads.moment(id, inFileOf: userID, using: read) { return moment }
+        for holder in try holderIndex().users(holding: id) where holder != userID {
+            if let moment = try? reads.moment(id, inFileOf: holder, using: read) { return moment }
+        }
+        return nil
+    }
+
+    private func holderIndex() throws -> HolderIndex {
+        if let holders { return holders }
+        var built = HolderIndex()
+        for userID in try userIDs() {
+            // A damaged file holds nothing that can be found; its own load reports it.
+            guard let details = try? read(userID) else { continue }
+            built.set(details.moments.map(\.id), for: userID)
+        }
+        holders = built
+        return built
+    }
+
+    private func index(_ details: MomentsDetails?, for userID: String) {
+        guard var holders else { return }
+        self.holders = nil  // no copy while updating
+        holders.set(details?.moments.map(\.id) ?? [], for: userID)
+        self.holders = holders
+    }
 
     private func fileNames() throws -> [String] {
         do {
@@ -144,12 +237,20 @@ public actor JSONFilePersistence: MomentsPersistence {
             throw PersistenceError(code: .unsupportedVersion, location: url.path, userID: userID,
                                    reason: "the file has format version \(header.version); this SDK reads up to \(Self.formatVersion)")
         }
+        let file: TimelineFile
         do {
-            return try decoder.decode(TimelineFile.self, from: data)
+            file = try decoder.decode(TimelineFile.self, from: data)
         } catch {
             throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
                                    reason: "the timeline in the file is damaged: \(Self.describe(error))", underlyingError: error)
         }
+        if header.version >= 2 {
+            guard let checksum = file.checksum, checksum == ContentChecksum.of(file.details, userID: file.userID) else {
+                throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
+                                       reason: "the file's content does not match its checksum")
+            }
+        }
+        return file
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -187,10 +288,34 @@ struct TimelineFile: Codable {
     let version: Int
     let userID: String
     let details: MomentsDetails
+    /// ``ContentChecksum`` of `userID` and `details`; absent in version 1 files.
+    let checksum: Int64?
 
-    init(version: Int, userID: String, details: MomentsDetails) {
+    init(version: Int, userID: String, details: MomentsDetails, checksum: Int64?) {
         self.version = version
         self.userID = userID
         self.details = details
+        self.checksum = checksum
+    }
+}
+
+/// The files one save has read, so each is read and decoded once.
+private struct FileReads {
+    private var files: [String: MomentsDetails?] = [:]
+    private var moments: [String: [String: Moment]] = [:]
+
+    mutating func file(of userID: String, using read: (String) throws -> MomentsDetails?) throws -> MomentsDetails? {
+        if let known = files[userID] { return known }
+        let details = try read(userID)
+        files[userID] = .some(details)
+        return details
+    }
+
+    mutating func moment(_ id: String, inFileOf userID: String, using read: (String) throws -> MomentsDetails?) throws -> Moment? {
+        if moments[userID] == nil {
+            let details = try file(of: userID, using: read)
+            moments[userID] = Dictionary((details?.moments ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        return moments[userID]?[id]
     }
 }

@@ -1,29 +1,149 @@
-/// Where timelines are kept between runs: one ``MomentsDetails`` per user id.
+/// Where timelines are kept between runs, normalized as the store keeps them: one record
+/// per moment id, shared by every timeline that holds it, and per user a timeline of
+/// the user's details and the ids of their moments, in order.
 ///
 /// Implementations: ``InMemoryPersistence``, ``JSONFilePersistence``, and
-/// `SQLitePersistence` in `MomentsSQLite`. A PostgreSQL or Redis implementation can take
-/// their place. Every implementation must keep a save all-or-nothing (a crash leaves the
-/// old or the new timeline, never a mix), keep users apart (one user's corrupt data never
-/// hides another's), and report failures as ``PersistenceError``.
+/// `SQLitePersistence` in `MomentsSQLite`. Every implementation must:
+/// - apply a ``PersistenceBatch`` all or nothing, so a crash leaves the state before the
+///   batch or after it, never a part of it (``JSONFilePersistence`` writes one file per
+///   user, each all or nothing: see its documentation);
+/// - show a saved moment in every timeline that holds it;
+/// - derive `isLiked` of a moment in user *u*'s timeline from the moment's `likes` (*u*
+///   is among them) whenever the moment has `likes`, and use the `isLiked` saved with
+///   the timeline only for moments without `likes`;
+/// - keep a moment while at least one timeline holds it, and only then;
+/// - keep users apart: one user's damaged data never hides another's;
+/// - report every failure as ``PersistenceError``.
 public protocol MomentsPersistence: Sendable {
-    /// The timeline saved for `userID`, or `nil` if there is none.
+    /// The timeline saved for `userID`, assembled from its moment records, or `nil`.
     func load(userID: String) async throws -> MomentsDetails?
 
-    /// Saves `details` as `userID`'s timeline, replacing any earlier one.
-    func save(_ details: MomentsDetails, for userID: String) async throws
+    /// Saves `batch` all or nothing: its timelines replace those users' timelines, and
+    /// its moments replace those moments wherever they stand.
+    ///
+    /// - Throws: ``PersistenceError/Code-swift.struct/invalidInput`` if a timeline lists
+    ///   a moment id twice or lists a moment that neither the batch nor the storage holds.
+    func save(_ batch: PersistenceBatch) async throws
 
-    /// Replaces the moment with `moment.id` in `userID`'s saved timeline, if it holds one;
-    /// returns whether it did. Implementations should make this cheap: a like must not
-    /// rewrite a whole timeline where the storage allows it.
-    @discardableResult
-    func saveMoment(_ moment: Moment, for userID: String) async throws -> Bool
+    /// The ids of the users whose saved timelines hold the moment `momentID`.
+    func userIDs(holding momentID: String) async throws -> [String]
 
-    /// Removes `userID`'s timeline, if any.
+    /// Removes `userID`'s timeline, if any, and the moments no other timeline holds.
     func remove(userID: String) async throws
 
     /// The ids of every user with a saved timeline, in no particular order.
     func userIDs() async throws -> [String]
 
-    /// Removes every timeline.
+    /// Removes every timeline and moment.
     func removeAll() async throws
+}
+
+extension MomentsPersistence {
+    /// Saves `details` as `userID`'s timeline, with each of its moments.
+    public func save(_ details: MomentsDetails, for userID: String) async throws {
+        try await save(PersistenceBatch(timeline: details, for: userID))
+    }
+}
+
+/// What one step of the store writes, saved all or nothing.
+///
+/// For example, a confirmed like writes one moment:
+/// ```swift
+/// try await persistence.save(PersistenceBatch(moments: [likedMoment]))
+/// ```
+public struct PersistenceBatch: Sendable, Hashable {
+    /// Timelines to replace, by user id.
+    public var timelines: [String: StoredTimeline]
+    /// Moments to replace wherever they stand, by id. Their `isLiked` is ignored: it
+    /// belongs to each timeline (see ``MomentsPersistence``).
+    public var moments: [String: Moment]
+
+    /// A batch of `timelines` and `moments`.
+    public init(timelines: [String: StoredTimeline] = [:], moments: [Moment] = []) {
+        self.timelines = timelines
+        self.moments = Dictionary(moments.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// A batch replacing `userID`'s timeline with `details` and saving each of its moments.
+    public init(timeline details: MomentsDetails, for userID: String) {
+        self.init(timelines: [userID: StoredTimeline(details)], moments: details.moments)
+    }
+
+    /// Whether the batch writes nothing.
+    public var isEmpty: Bool { timelines.isEmpty && moments.isEmpty }
+
+    /// Adds `later`'s writes; where both write the same timeline or moment, `later` wins.
+    public mutating func merge(_ later: PersistenceBatch) {
+        timelines.merge(later.timelines) { _, last in last }
+        moments.merge(later.moments) { _, last in last }
+    }
+}
+
+/// A user's timeline as persistence keeps it: the user's details and the ids of their
+/// moments in order, each with the `isLiked` the server gave for moments without likes.
+public struct StoredTimeline: Sendable, Hashable {
+    /// One position of the timeline.
+    public struct Entry: Sendable, Hashable {
+        /// The moment's id.
+        public var momentID: String
+        /// Whether the timeline's owner liked it, as the server said; used only while the
+        /// moment has no `likes`.
+        public var isLiked: Bool?
+
+        /// An entry for `momentID`.
+        public init(momentID: String, isLiked: Bool? = nil) {
+            self.momentID = momentID
+            self.isLiked = isLiked
+        }
+    }
+
+    /// The owner of the timeline.
+    public var userDetails: UserDetails
+    /// The moments, in the server's order.
+    public var entries: [Entry]
+
+    /// A timeline of `entries`.
+    public init(userDetails: UserDetails, entries: [Entry]) {
+        self.userDetails = userDetails
+        self.entries = entries
+    }
+
+    /// The timeline of `details`.
+    public init(_ details: MomentsDetails) {
+        self.init(userDetails: details.userDetails,
+                  entries: details.moments.map { Entry(momentID: $0.id, isLiked: $0.isLiked) })
+    }
+
+    /// The first moment id listed twice, if any.
+    public var duplicateMomentID: String? {
+        var seen = Set<String>()
+        seen.reserveCapacity(entries.count)
+        for entry in entries where !seen.insert(entry.momentID).inserted { return entry.momentID }
+        return nil
+    }
+
+    /// The timeline as `userID` sees it, assembled from `moment(id)`; `nil` if a moment is missing.
+    public func assemble(for userID: String, moment: (String) throws -> Moment?) rethrows -> MomentsDetails? {
+        var moments: [Moment] = []
+        moments.reserveCapacity(entries.count)
+        for entry in entries {
+            guard let record = try moment(entry.momentID) else { return nil }
+            moments.append(record.viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+        }
+        return MomentsDetails(userDetails: userDetails, moments: moments)
+    }
+}
+
+extension Moment {
+    /// This moment as `userID`'s timeline shows it: `isLiked` is whether `userID` is in
+    /// `likes`, or `isLikedWithoutLikes` when the moment has no `likes`.
+    public func viewed(by userID: String, isLikedWithoutLikes: Bool?) -> Moment {
+        var moment = self
+        if let likes {
+            moment.isLiked = likes.contains { $0.id == userID }
+        } else {
+            moment.isLiked = isLikedWithoutLikes
+        }
+        return moment
+    }
 }

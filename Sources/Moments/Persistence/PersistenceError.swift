@@ -15,6 +15,9 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         public static let ioFailure = Code("I/O failure")
         /// The database engine reported an error.
         public static let databaseFailure = Code("database failure")
+        /// What was to be saved is not a valid timeline: a moment id listed twice, or a
+        /// moment listed that is stored nowhere. Nothing was written.
+        public static let invalidInput = Code("invalid input")
 
         public var description: String { name }
     }
@@ -42,5 +45,17 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         var text = "PersistenceError.\(code) at \(location)"
         if let userID { text += " (user \(userID.debugDescription))" }
         return text + ": \(reason)"
+    }
+}
+
+extension PersistenceError {
+    package static func duplicateMoment(_ momentID: String, location: String, userID: String) -> PersistenceError {
+        PersistenceError(code: .invalidInput, location: location, userID: userID,
+                         reason: "the timeline lists moment \(momentID.debugDescription) twice; nothing was saved")
+    }
+
+    package static func missingMoment(_ momentID: String, location: String, userID: String) -> PersistenceError {
+        PersistenceError(code: .invalidInput, location: location, userID: userID,
+                         reason: "the timeline lists moment \(momentID.debugDescription), which is stored nowhere; nothing was saved")
     }
 }

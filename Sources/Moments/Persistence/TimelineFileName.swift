@@ -1,3 +1,4 @@
+import MomentsSupport
 import MomentsNetworking
 /// Maps any user id to a file name that is safe, unique and stays inside its directory.
 ///

@@ -34,4 +34,35 @@ public struct GraphQLMomentsService: MomentsService {
     public func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails {
         try await client.send(UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID))
     }
+
+    /// Fetches under `cachePolicy` through the client's cache policies; each answer says
+    /// whether it came from the cache, or when its exchange began.
+    public func refreshAnswers(
+        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+    ) async throws {
+        try await client.answers(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)) { response in
+            try await receive(MomentsAnswer(response))
+        }
+    }
+
+    public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
+        MomentsAnswer(try await client.response(for: UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID)))
+    }
+
+    /// Removes the cached timeline answers of `userIDs` from the client's cache.
+    public func invalidateCachedTimelines(of userIDs: [String]) async {
+        for userID in userIDs {
+            try? await client.removeCachedResponse(for: GetMomentsByUserID(userID: userID))
+        }
+    }
+
+    /// Whether the client has a response cache.
+    public var cachesTimelines: Bool { client.configuration.cache != nil }
+}
+
+extension MomentsAnswer {
+    /// The answer of a response from ``HTTPClient``.
+    init(_ response: DecodedResponse<MomentsDetails>) {
+        self.init(details: response.value, origin: response.isFromCache ? .cache : .server(sentAt: response.sentAt))
+    }
 }

@@ -2,6 +2,11 @@ public import MomentsNetworking
 
 /// What the SDK needs from a Moments backend. ``GraphQLMomentsService`` speaks to the
 /// BFF; a REST or gRPC backend, or a test double, can take its place.
+///
+/// Only ``getMoments(userID:)`` and ``updateLike(_:momentID:fromUserID:)`` are required.
+/// A service with a cache also implements ``refreshAnswers(userID:cachePolicy:receive:)``,
+/// ``likeAnswer(_:momentID:fromUserID:)`` and ``invalidateCachedTimelines(of:)``, so that
+/// ``MomentsStore`` knows how old each answer may be.
 public protocol MomentsService: Sendable {
     /// Fetches `userID`'s timeline, with likes.
     func getMoments(userID: String) async throws -> MomentsDetails
@@ -13,10 +18,74 @@ public protocol MomentsService: Sendable {
     /// Has `userID` like (`true`) or unlike (`false`) a moment; returns `userID`'s
     /// timeline as it is after the change.
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
+
+    /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
+    /// as it arrives: at most a cached answer and then the server's (for
+    /// ``CachePolicy/localThenRemote``, both).
+    ///
+    /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
+    /// answer as the server's.
+    func refreshAnswers(
+        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+    ) async throws
+
+    /// Has `userID` like or unlike a moment, and says where the answer came from.
+    ///
+    /// The default calls ``updateLike(_:momentID:fromUserID:)``.
+    func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer
+
+    /// Drops every cached answer holding the timelines of `userIDs`, after a change the
+    /// store confirmed, so that no cache policy can serve the state before it.
+    ///
+    /// The default does nothing.
+    func invalidateCachedTimelines(of userIDs: [String]) async
+
+    /// Whether answers may come from a cache, so that the store must invalidate cached
+    /// timelines after a confirmed like. The default is `false`.
+    var cachesTimelines: Bool { get }
 }
 
 extension MomentsService {
     public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         try await getMoments(userID: userID)
+    }
+
+    public func refreshAnswers(
+        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+    ) async throws {
+        let details = try await getMoments(userID: userID, cachePolicy: cachePolicy)
+        try await receive(MomentsAnswer(details: details, origin: .server(sentAt: nil)))
+    }
+
+    public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
+        MomentsAnswer(details: try await updateLike(isLiked, momentID: momentID, fromUserID: userID), origin: .server(sentAt: nil))
+    }
+
+    public func invalidateCachedTimelines(of userIDs: [String]) async {}
+
+    public var cachesTimelines: Bool { false }
+}
+
+/// A timeline a ``MomentsService`` produced, and where it came from, which tells
+/// ``MomentsStore`` how old it may be.
+public struct MomentsAnswer: Sendable, Hashable {
+    /// Where an answer came from.
+    public enum Origin: Sendable, Hashable {
+        /// The server computed it, no earlier than `sentAt`: when the exchange that
+        /// produced it began (for an exchange shared by identical requests, when the
+        /// first of them began it). `nil` means no earlier than the call began.
+        case server(sentAt: ContinuousClock.Instant?)
+        /// A cache served it: the server computed it at some unknown time in the past.
+        case cache
+    }
+
+    /// The timeline.
+    public var details: MomentsDetails
+    /// Where it came from.
+    public var origin: Origin
+
+    public init(details: MomentsDetails, origin: Origin) {
+        self.details = details
+        self.origin = origin
     }
 }

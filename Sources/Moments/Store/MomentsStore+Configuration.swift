@@ -1,15 +1,32 @@
 public import MomentsNetworking
 
 extension MomentsStore {
-    /// How a ``MomentsStore`` keeps timelines.
+    /// How a ``MomentsStore`` keeps timelines and delivers changes.
     public struct Configuration: Sendable {
+        // MARK: Memory
+
         /// How many users' timelines are kept in memory; the rest are reloaded from
-        /// persistence when asked for. Timelines with live subscribers or likes in flight
-        /// are always kept. The default is 1,000.
+        /// persistence when asked for. Timelines with live subscribers, likes or
+        /// refreshes in flight are always kept. The default is 1,000.
         public var maximumTimelinesInMemory: Int = 1_000
 
-        /// Receives failures that have no caller to be thrown to, such as a persisted
-        /// timeline that cannot be read when a stream starts. The default is `nil`.
+        // MARK: Changes
+
+        /// The most changes one ``MomentsStore/changes()`` consumer may have waiting;
+        /// a consumer further behind loses its oldest and receives a gap marker
+        /// instead. The default is 1,024.
+        public var changeBufferSize: Int = 1_024
+
+        /// How many of the latest changes the store keeps for
+        /// ``MomentsStore/changes(after:)``. The default is 4,096.
+        public var retainedChanges: Int = 4_096
+
+        // MARK: Observing
+
+        /// Receives what the store does that no caller is told: failures without a
+        /// caller (a persisted timeline that cannot be read when a stream starts, a
+        /// background refetch that fails) and the refetches it makes to settle answers
+        /// whose order it cannot know. The default is `nil`.
         public var logHandler: LogHandler?
 
         /// Creates a configuration with every default.

@@ -1,10 +1,11 @@
 public import MomentsNetworking
+import MomentsSupport
 
 /// The single source of truth for many users' timelines.
 ///
 /// It serves persisted state first (offline-first), refreshes from a ``MomentsService``,
-/// applies likes optimistically, and streams every change of a user's timeline to that
-/// user's subscribers.
+/// applies likes optimistically, and streams every change: per user as snapshots
+/// (``updates(for:)``), and store-wide as numbered changes (``changes()``).
 ///
 /// For example:
 /// ```swift
@@ -16,113 +17,238 @@ public import MomentsNetworking
 /// try await store.setLike(true, momentID: "2", userID: "0")
 /// ```
 ///
-/// What subscribers see is the last timeline confirmed by the server (or persisted),
-/// with the likes still in flight applied on top. Only confirmed state is persisted.
-/// Errors are thrown to the caller; the stream keeps the last good state.
+/// ## The model
+/// State is normalized: one record per moment id, shared by every timeline that holds
+/// it, and per user a timeline of the owner's details and the ids of their moments in
+/// order. A confirmed change to a moment is at once in every timeline holding it, in
+/// memory and in persistence. `isLiked` belongs to each timeline: it is whether the
+/// timeline's owner is among the moment's `likes`.
+///
+/// ## The ordering rule
+/// Answers arrive in any order, and a whole-timeline answer is evidence about each
+/// moment in it, each with its own age. The server computed an answer between the
+/// moment its request left and the moment the store received it, so of two answers one
+/// is certainly newer only if it was sent after the other was received. For each moment
+/// (and for each timeline's list):
+/// - an answer certainly newer than the confirmed value replaces it;
+/// - an answer certainly older changes nothing;
+/// - an answer whose order is unknown changes nothing if it agrees, and otherwise the
+///   store keeps what it has and asks the server again (a refetch, sent after both
+///   answers arrived and so certainly newer) rather than guess;
+/// - a like's answer is the authority for the moment it mutated: the liker's like
+///   stands against every answer not certainly computed after it;
+/// - answers from a cache or from persistence are of unknown age: they never replace a
+///   value the store holds, only fill in what it lacks.
+///
+/// Likes in flight are layered on top, per moment, and taken back per moment when they
+/// fail. So a confirmed value seen by a subscriber is never followed by an older one;
+/// only a rollback returns to an earlier state, and then to a confirmed one.
+///
+/// Only confirmed state is persisted, in the order the store applied it, one batch per
+/// answer, all or nothing. Errors are thrown to the caller; the streams keep the last
+/// good state.
 public actor MomentsStore {
-    /// How this store keeps timelines.
+    /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration
     private let service: any MomentsService
     private let persistence: any MomentsPersistence
-    private let subscribers = SubscriberRegistry<MomentsDetails>()
+    private let writer: PersistenceWriter
+    private let snapshots = SubscriberRegistry<MomentsDetails>()
+    private let feed: ChangeFeed
+    private let refreshes = SingleFlight<String, MomentsDetails>()
 
-    /// Confirmed timelines (server answers or persisted state).
-    private var confirmed: TimelineCache
-    /// Likes in flight: user → moment → the latest intended `isLiked`.
-    private var intents: [String: [String: LikeIntent]] = [:]
-    /// The tail of each (user, moment) chain of like mutations, so they reach the server in call order.
+    private var state: StoreState
+    /// The tail of each (user, moment) chain of likes, so they reach the server in call order.
     private var likeChains: [LikeKey: Task<Void, Never>] = [:]
-    private var loading: [String: Task<MomentsDetails?, any Error>] = [:]
-    private var refreshing: [String: Task<MomentsDetails, any Error>] = [:]
-    private var ticks: UInt64 = 0
+    private var likesInFlight: [String: Int] = [:]
+    private var likeCalls = 0
+    /// Registers whose difference with an answer waits on the liker's like in flight.
+    private var deferredLikers: Set<LikeKey> = []
+    /// Users with a refresh in flight: when it was sent (`nil` while reading persistence first).
+    private var refreshesInFlight: [String: ContinuousClock.Instant?] = [:]
+    private var persistenceFailures: [String: any Error] = [:]
+    /// Users whose timeline the server must settle, and since when.
+    private var convergenceNeeded: [String: ContinuousClock.Instant] = [:]
+    private var convergenceTasks: [String: Task<Void, Never>] = [:]
+    private var loading: [String: Task<Bool, any Error>] = [:]
+    private var activity = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a store.
     /// - Parameters:
     ///   - service: Where timelines come from and likes go to.
-    ///   - persistence: Where confirmed timelines are kept across restarts.
-    ///   - configuration: How many timelines stay in memory, where failures are logged.
+    ///   - persistence: Where confirmed state is kept across restarts.
+    ///   - configuration: Memory, change buffers, and where to log.
     public init(service: any MomentsService, persistence: any MomentsPersistence, configuration: Configuration = Configuration()) {
         self.service = service
         self.persistence = persistence
         self.configuration = configuration
-        self.confirmed = TimelineCache(capacity: configuration.maximumTimelinesInMemory)
+        self.writer = PersistenceWriter(persistence: persistence)
+        self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges)
+        self.state = StoreState(capacity: configuration.maximumTimelinesInMemory)
     }
 
     deinit {
-        subscribers.finishAll()
+        snapshots.finishAll()
+        feed.finishAll()
     }
 
     // MARK: - Reading
 
     /// A stream of `userID`'s timeline: the newest value at once if there is one (from
-    /// memory or persistence), then every change, in order.
+    /// memory or persistence), then every change, in order, and nothing when nothing
+    /// changed.
     ///
     /// A slow consumer receives the newest timeline, not a backlog. The stream ends, and
     /// its resources are released, when the consuming task is cancelled or the stream is
     /// dropped. Nothing is emitted before a first timeline exists.
     public func updates(for userID: String) -> AsyncStream<MomentsDetails> {
-        let (stream, continuation) = subscribers.subscribe(userID)
-        if let current = displayed(userID) {
+        let (stream, continuation) = snapshots.subscribe(userID)
+        if let current = state.displayedTimeline(userID) {
             continuation.yield(current)
         } else {
-            Task { await self.loadForSubscriber(userID) }
+            beginActivity()
+            Task {
+                await self.loadForSubscriber(userID)
+                await self.endActivity()
+            }
         }
         return stream
     }
+
+    /// Every change in the store, across users, from now on: timelines loaded or
+    /// replaced, moments changed (with the phase of a like), refreshes started and failed.
+    ///
+    /// Each consumer has a buffer of ``Configuration-swift.struct/changeBufferSize``
+    /// changes; a consumer that falls further behind loses its oldest changes and
+    /// receives a ``MomentsChange/Kind/gap(missed:)`` marker instead. The stream ends
+    /// when the consuming task is cancelled or the stream is dropped.
+    public nonisolated func changes() -> AsyncStream<MomentsChange> {
+        feed.subscribe(after: nil)
+    }
+
+    /// The changes after `sequence` still retained (the latest
+    /// ``Configuration-swift.struct/retainedChanges``), then every new change, with no
+    /// gap and no duplicate between the two. If changes after `sequence` are no longer
+    /// retained, the first element is a ``MomentsChange/Kind/gap(missed:)`` marker.
+    public nonisolated func changes(after sequence: UInt64) -> AsyncStream<MomentsChange> {
+        feed.subscribe(after: sequence)
+    }
+
+    /// The sequence of the latest change, 0 before the first.
+    public nonisolated var lastChangeSequence: UInt64 { feed.lastSequence }
 
     /// `userID`'s timeline as subscribers see it, from memory or persistence; `nil` if the
     /// store has none.
     ///
     /// - Throws: ``PersistenceError`` if the persisted timeline cannot be read.
     public func details(for userID: String) async throws -> MomentsDetails? {
-        _ = try await confirmedTimeline(userID)
-        return displayed(userID)
+        _ = try await loadIfNeeded(userID)
+        return state.displayedTimeline(userID)
     }
 
     /// The number of live subscribers of `userID`'s stream.
     public func subscriberCount(for userID: String) -> Int {
-        subscribers.count(for: userID)
+        snapshots.count(for: userID)
     }
 
+    /// The number of live consumers of ``changes()``.
+    public nonisolated var changeConsumerCount: Int { feed.consumerCount }
+
     /// The number of timelines held in memory.
-    public var timelinesInMemory: Int { confirmed.count }
+    public var timelinesInMemory: Int { state.timelines.count }
+
+    /// Waits until the store has nothing in flight: no refresh, like, refetch or
+    /// persistence write. For orderly shutdown, and for tests.
+    public func waitUntilIdle() async {
+        while true {
+            if activity > 0 {
+                await withCheckedContinuation { idleWaiters.append($0) }
+                continue
+            }
+            await writer.idle()
+            if activity == 0, !writer.isBusy { return }
+        }
+    }
 
     // MARK: - Refreshing
 
-    /// Fetches `userID`'s timeline from the service, persists it, and emits it.
+    /// Fetches `userID`'s timeline from the service, applies it under the ordering rule,
+    /// emits what changed, and persists it.
     ///
     /// Persisted state is emitted first, if none was in memory. Concurrent refreshes of
-    /// one user share a single fetch.
-    ///
-    /// - Returns: The timeline as subscribers now see it.
-    /// - Throws: The service's error (an ``HTTPClientError`` for ``GraphQLMomentsService``);
-    ///   the stream and the persisted state then keep the last good timeline. A
-    ///   ``PersistenceError`` if the answer could not be persisted (it is still emitted).
+    /// one user share a single fetch, which is cancelled when every caller waiting on it
+    /// has been cancelled.
     ///
     /// - Parameter cachePolicy: Where the service may take the answer from (for
     ///   ``GraphQLMomentsService``, its client's response cache). The default is
-    ///   `.remote`: always the network.
+    ///   `.remote`: always the network. With `.localThenRemote` the cached timeline is
+    ///   applied first, then the network's. A cached answer is of unknown age: it fills
+    ///   in a timeline the store lacks, but never replaces what the store holds.
+    /// - Returns: The timeline as subscribers now see it.
+    /// - Throws: The service's error (an ``HTTPClientError`` for ``GraphQLMomentsService``),
+    ///   ``MomentsStoreError`` for an answer the store refuses, `CancellationError` if the
+    ///   calling task is cancelled; the streams and the persisted state then keep the
+    ///   last good state. A ``PersistenceError`` if the answer could not be persisted (it
+    ///   is still applied and emitted, and persisted with the next write).
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
-        if let running = refreshing[userID] { return try await running.value }
-        // A task of its own, so one caller's cancellation does not fail the callers sharing it.
-        let task = Task { try await self.performRefresh(userID, cachePolicy: cachePolicy) }
-        refreshing[userID] = task
-        defer { refreshing[userID] = nil }
-        return try await task.value
+        try await refreshes.run(userID) { [self] in
+            try await performRefresh(userID, cachePolicy: cachePolicy)
+        }
     }
 
     private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+        beginActivity()
+        refreshesInFlight[userID] = .some(nil)
+        defer {
+            refreshesInFlight[userID] = nil
+            persistenceFailures[userID] = nil
+            endActivity()
+        }
+        feed.publish(.refreshStarted(userID: userID))
         do {
-            _ = try await confirmedTimeline(userID)
+            _ = try await loadIfNeeded(userID)
         } catch {
             // A damaged persisted timeline is replaced by the server's answer below.
             log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
         }
-        let tick = nextTick()
-        let fetched = try await service.getMoments(userID: userID, cachePolicy: cachePolicy)
-        try await applyConfirmed(fetched, for: userID, tick: tick, persist: .whole)
-        return displayed(userID) ?? fetched
+        let started = ContinuousClock.now
+        refreshesInFlight[userID] = started
+        var last: MomentsDetails?
+        do {
+            try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy) { answer in
+                try await self.receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
+            }
+            last = state.displayedTimeline(userID)
+        } catch {
+            feed.publish(.refreshFailed(userID: userID, error: error))
+            throw error
+        }
+        if let failure = persistenceFailures[userID] { throw failure }
+        guard let last else {
+            throw MomentsStoreError(code: .noAnswer, userID: userID, momentID: "")
+        }
+        return last
+    }
+
+    private func receiveRefreshAnswer(
+        _ answer: MomentsAnswer, for userID: String, callStarted: ContinuousClock.Instant, cachePolicy: CachePolicy
+    ) async throws {
+        let (applied, evidence) = try apply(answer, for: userID, callStarted: callStarted, likeOf: nil)
+        if applied.needsConvergence {
+            switch answer.origin {
+            case .server: scheduleConvergence(userID, since: evidence.received)
+            // A cached answer is settled by the network when the policy allows it.
+            case .cache where cachePolicy == .localOrRemote: scheduleConvergence(userID, since: evidence.received)
+            case .cache: break
+            }
+        }
+        do {
+            try await writer.wait(for: writer.enqueue(applied.batch))
+        } catch {
+            persistenceFailures[userID] = error
+        }
     }
 
     // MARK: - Liking
@@ -130,183 +256,252 @@ public actor MomentsStore {
     /// Has `userID` like or unlike a moment of their timeline, optimistically.
     ///
     /// The change is emitted at once (`isLiked` set, the user added to or removed from
-    /// `likes`); the mutation is sent; the server's answer is persisted and emitted, and
-    /// the moment's likes are updated in every other timeline in memory that holds it. On
-    /// failure the change is rolled back, emitted, and the error thrown. Concurrent calls
-    /// for one moment reach the server in call order; the last call's state wins.
+    /// `likes`); the mutation is sent; the server's answer is applied, emitted and
+    /// persisted, and the moment changes in every timeline that holds it. On failure the
+    /// change is taken back, emitted, and the error thrown. Concurrent calls for one
+    /// moment reach the server in call order; the last call's state wins.
     ///
     /// - Returns: The timeline as subscribers see it after the answer.
-    /// - Throws: The service's error, after rolling back; a ``PersistenceError`` if the
-    ///   confirmed state could not be persisted (it is still emitted).
+    /// - Throws: The service's error, after taking the change back; a
+    ///   ``PersistenceError`` if the confirmed state could not be persisted (it is still
+    ///   applied and emitted).
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        beginActivity()
+        defer { endActivity() }
         let key = LikeKey(userID: userID, momentID: momentID)
-        if let timeline = try await confirmedTimeline(userID), timeline.moment(withID: momentID) != nil {
-            let generation = (intents[userID]?[momentID]?.generation ?? 0) + 1
-            intents[userID, default: [:]][momentID] = LikeIntent(isLiked: isLiked, generation: generation)
-            publish(userID)
-            defer { finishIntent(key, generation: generation) }
-            return try await sendLike(isLiked, key: key)
+        likesInFlight[userID, default: 0] += 1
+        defer {
+            likesInFlight[userID, default: 1] -= 1
+            if likesInFlight[userID] == 0 { likesInFlight[userID] = nil }
         }
-        return try await sendLike(isLiked, key: key)
-    }
+        var generation: Int?
+        if try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] {
+            likeCalls += 1
+            generation = likeCalls
+            let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
+            if state.setIntent(intent, on: momentID) {
+                publishMoment(momentID, likedBy: userID, phase: nil)
+                publishSnapshots(momentIDs: [momentID], owner: nil)
+            }
+        }
 
-    private func sendLike(_ isLiked: Bool, key: LikeKey) async throws -> MomentsDetails {
         let previous = likeChains[key]
         let service = self.service
-        let request = Task { () async throws -> (MomentsDetails, UInt64) in
+        let request = Task { () async throws -> (MomentsAnswer, ContinuousClock.Instant) in
             _ = await previous?.value
-            let tick = self.nextTick()
             try Task.checkCancellation()
-            return (try await service.updateLike(isLiked, momentID: key.momentID, fromUserID: key.userID), tick)
+            let started = ContinuousClock.now
+            return (try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started)
         }
         let tail = Task { _ = await request.result }
         likeChains[key] = tail
-        defer { if likeChains[key] == tail { likeChains[key] = nil } }
-
         let result = await withTaskCancellationHandler { await request.result } onCancel: { request.cancel() }
+
         switch result {
-        case .success(let (answer, tick)):
-            try await applyLikeAnswer(answer, key: key, tick: tick)
-            return displayed(key.userID) ?? answer
+        case .success(let (answer, started)):
+            let applied: StoreState.Applied
+            do {
+                (applied, _) = try apply(answer, for: userID, callStarted: started, likeOf: momentID)
+            } catch {
+                endLike(key, tail: tail, generation: generation, failed: true)
+                throw error
+            }
+            endLike(key, tail: tail, generation: generation, failed: false)
+            if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
+            let ticket = writer.enqueue(applied.batch)
+            await invalidateCachedTimelines(holding: momentID, liker: userID)
+            try await writer.wait(for: ticket)
+            return state.displayedTimeline(userID) ?? answer.details
         case .failure(let error):
+            endLike(key, tail: tail, generation: generation, failed: true)
             throw error
         }
     }
 
-    /// Ends the intent of call `generation`, unless a later call replaced it, and emits
-    /// the result: the confirmed state on success, a rollback on failure.
-    private func finishIntent(_ key: LikeKey, generation: Int) {
-        guard intents[key.userID]?[key.momentID]?.generation == generation else { return }
-        let before = displayed(key.userID)
-        intents[key.userID]?[key.momentID] = nil
-        if intents[key.userID]?.isEmpty == true { intents[key.userID] = nil }
-        // After a confirmation nothing changes (already emitted); after a failure this is the rollback.
-        if displayed(key.userID) != before { publish(key.userID) }
-    }
-
-    private func applyLikeAnswer(_ answer: MomentsDetails, key: LikeKey, tick: UInt64) async throws {
-        let before = confirmed.peek(key.userID)
-        let oneMoment = before.map { answer.differsOnlyIn(momentID: key.momentID, from: $0) } ?? false
-        var failures: [any Error] = []
-        do {
-            try await applyConfirmed(answer, for: key.userID, tick: tick, persist: oneMoment ? .moment(key.momentID) : .whole)
-        } catch {
-            failures.append(error)
+    /// Ends one like call: its chain link, and its intent unless a later call replaced it
+    /// (emitting the confirmed value, or the rollback).
+    private func endLike(_ key: LikeKey, tail: Task<Void, Never>, generation: Int?, failed: Bool) {
+        if likeChains[key] == tail { likeChains[key] = nil }
+        if failed, deferredLikers.remove(key) != nil {
+            // An answer's difference was waiting on this like, which may or may not have
+            // reached the server: only the server can settle it.
+            scheduleConvergence(key.userID, since: .now)
+        } else if likeChains[key] == nil {
+            deferredLikers.remove(key)
         }
-        // The same moment in other users' timelines gets the confirmed likes.
-        if let moment = answer.moment(withID: key.momentID) {
-            for other in confirmed.users(holding: key.momentID) where other != key.userID {
-                guard var timeline = confirmed.peek(other), var theirs = timeline.moment(withID: key.momentID),
-                      theirs.likes != nil, theirs.likes != moment.likes else { continue }
-                theirs.likes = moment.likes
-                _ = timeline.replace(theirs)
-                confirmed.set(timeline, for: other, tick: confirmed.tick(of: other), isPinned: isPinned)
-                publish(other)
-                do {
-                    try await persistence.saveMoment(theirs, for: other)
-                } catch {
-                    failures.append(error)
-                }
-            }
+        guard let generation else { return }
+        let (removed, changed) = state.removeIntent(key.userID, from: key.momentID, generation: generation)
+        guard removed else { return }
+        publishMoment(key.momentID, likedBy: key.userID, phase: failed ? .rolledBack : .confirmed)
+        if changed { publishSnapshots(momentIDs: [key.momentID], owner: nil) }
+    }
+
+    private func invalidateCachedTimelines(holding momentID: String, liker: String) async {
+        guard service.cachesTimelines else { return }
+        var users = state.holders(of: momentID)
+        users.insert(liker)
+        if let persisted = try? await persistence.userIDs(holding: momentID) { users.formUnion(persisted) }
+        await service.invalidateCachedTimelines(of: users.sorted())
+    }
+
+    // MARK: - Applying answers
+
+    /// Applies an answer under the ordering rule and emits what changed; returns what to
+    /// persist and settle.
+    private func apply(
+        _ answer: MomentsAnswer, for userID: String, callStarted: ContinuousClock.Instant, likeOf momentID: String?
+    ) throws -> (StoreState.Applied, Evidence) {
+        let now = ContinuousClock.now
+        let evidence: Evidence
+        let source: StoreState.Source
+        switch answer.origin {
+        case .server(let sentAt):
+            evidence = Evidence(sent: sentAt ?? callStarted, received: now)
+            source = .server(likeOf: momentID)
+        case .cache:
+            evidence = .ofUnknownAge(receivedAt: now)
+            source = .cache
         }
-        if let first = failures.first { throw first }
+        let likeChains = self.likeChains
+        let applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
+        deferredLikers.formUnion(applied.deferredLikers)
+        publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
+        evictIfNeeded()
+        return (applied, evidence)
     }
 
-    // MARK: - State
-
-    private enum PersistScope {
-        case whole
-        case moment(String)
-    }
-
-    /// Applies a server answer requested at `tick`, unless an answer requested later was
-    /// already applied; persists it, then emits. A persistence failure is thrown after
-    /// the answer is applied and emitted: the server's state is the truth.
-    private func applyConfirmed(_ details: MomentsDetails, for userID: String, tick: UInt64, persist scope: PersistScope) async throws {
-        guard tick > confirmed.tick(of: userID) else { return }
-        var persistenceError: (any Error)?
-        do {
-            switch scope {
-            case .whole:
-                try await persistence.save(details, for: userID)
-            case .moment(let momentID):
-                if let moment = details.moment(withID: momentID), try await persistence.saveMoment(moment, for: userID) {
-                    break
-                }
-                try await persistence.save(details, for: userID)
-            }
-        } catch {
-            persistenceError = error
+    /// The timeline from memory, or loaded from persistence once; whether there is one.
+    /// Callers arriving while it loads wait until it is applied.
+    private func loadIfNeeded(_ userID: String) async throws -> Bool {
+        if state.timelines[userID] != nil {
+            state.touch(userID)
+            return true
         }
-        // Something newer may have landed while persisting.
-        guard tick > confirmed.tick(of: userID) else { return }
-        confirmed.set(details, for: userID, tick: tick, isPinned: isPinned)
-        publish(userID)
-        if let persistenceError { throw persistenceError }
-    }
-
-    /// The confirmed timeline, loading it from persistence once if it is not in memory.
-    private func confirmedTimeline(_ userID: String) async throws -> MomentsDetails? {
-        if let cached = confirmed.get(userID) { return cached }
         if let running = loading[userID] { return try await running.value }
         let persistence = self.persistence
-        let task = Task { try await persistence.load(userID: userID) }
+        let writer = self.writer
+        let task = Task { () async throws -> Bool in
+            await writer.idle()  // read what was written, even for a timeline evicted meanwhile
+            let loaded = try await persistence.load(userID: userID)
+            return try await self.applyLoaded(loaded, for: userID)
+        }
         loading[userID] = task
         defer { loading[userID] = nil }
-        let loaded = try await task.value
-        if let newer = confirmed.get(userID) { return newer }
-        guard let loaded else { return nil }
-        confirmed.set(loaded, for: userID, tick: 0, isPinned: isPinned)
-        publish(userID)
-        return loaded
+        return try await task.value
+    }
+
+    private func applyLoaded(_ loaded: MomentsDetails?, for userID: String) throws -> Bool {
+        if state.timelines[userID] != nil { return true }
+        guard let loaded else { return false }
+        let applied = try state.apply(loaded, for: userID, evidence: .ofUnknownAge(receivedAt: .now), source: .persisted) { _ in false }
+        publish(applied, for: userID, likedBy: nil, likedMoment: nil)
+        evictIfNeeded()
+        return true
     }
 
     private func loadForSubscriber(_ userID: String) async {
         do {
-            _ = try await confirmedTimeline(userID)
+            _ = try await loadIfNeeded(userID)
         } catch {
             log(.error, "the persisted timeline cannot be read for a new subscriber", userID: userID, error: error)
         }
     }
 
-    /// The confirmed timeline with the likes in flight applied.
-    private func displayed(_ userID: String) -> MomentsDetails? {
-        guard var details = confirmed.peek(userID) else { return nil }
-        guard let pending = intents[userID] else { return details }
-        for (momentID, intent) in pending {
-            if let moment = details.moment(withID: momentID) {
-                _ = details.replace(moment.liked(intent.isLiked, by: details.userDetails))
+    // MARK: - Settling
+
+    /// Has the server settle `userID`'s timeline: a refresh sent after `since`.
+    private func scheduleConvergence(_ userID: String, since: ContinuousClock.Instant) {
+        if let current = convergenceNeeded[userID], current >= since {} else { convergenceNeeded[userID] = since }
+        guard convergenceTasks[userID] == nil else { return }
+        beginActivity()
+        convergenceTasks[userID] = Task {
+            await self.converge(userID)
+            await self.endActivity()
+        }
+    }
+
+    private func converge(_ userID: String) async {
+        defer { convergenceTasks[userID] = nil }
+        while let since = convergenceNeeded[userID] {
+            if let inFlight = refreshesInFlight[userID] {
+                // A refresh sent after `since` (or not sent yet) settles it; an older one does not.
+                if inFlight.map({ $0 > since }) ?? true { convergenceNeeded[userID] = nil }
+                _ = try? await refresh(userID: userID)
+                continue
+            }
+            convergenceNeeded[userID] = nil
+            log(.info, "refetching to settle answers whose order cannot be known", userID: userID, error: nil)
+            do {
+                _ = try await refresh(userID: userID)
+            } catch {
+                log(.warning, "the refetch to settle answers failed; the next refresh will", userID: userID, error: error)
+                return
             }
         }
-        return details
     }
 
-    private func publish(_ userID: String) {
-        guard subscribers.hasSubscribers(userID), let details = displayed(userID) else { return }
-        subscribers.yield(details, to: userID)
+    // MARK: - Emitting
+
+    private func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
+        for id in applied.changedMoments where id != likedMoment || state.intentGeneration(of: userID, on: id) == nil {
+            publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: nil)
+        }
+        if let timeline = applied.timeline { feed.publish(.timeline(timeline)) }
+        publishSnapshots(momentIDs: applied.changedMoments, owner: applied.timeline == nil ? nil : userID)
     }
 
-    private func isPinned(_ userID: String) -> Bool {
-        intents[userID] != nil || subscribers.hasSubscribers(userID)
+    /// Emits a moment change: `phase`, or optimistic/confirmed from the likes in flight.
+    private func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase?) {
+        guard let moment = state.displayedMoment(momentID) else { return }
+        let settled = state.hasIntents(on: momentID) ? MomentChange.Phase.optimistic : (phase ?? .confirmed)
+        feed.publish(.moment(MomentChange(moment: moment, phase: settled, likedBy: likedBy, holders: state.holders(of: momentID))))
     }
 
-    private func nextTick() -> UInt64 {
-        ticks += 1
-        return ticks
+    /// Sends a new snapshot to the subscribers of every timeline holding one of
+    /// `momentIDs`, and of `owner`'s.
+    private func publishSnapshots(momentIDs: [String], owner: String?) {
+        guard !snapshots.isEmpty, !momentIDs.isEmpty || owner != nil else { return }
+        let subscribed = snapshots.subscribedUserIDs
+        var users = Set<String>()
+        if let owner, subscribed.contains(owner) { users.insert(owner) }
+        for id in momentIDs {
+            let holders = state.holders(of: id)
+            if holders.count < subscribed.count {
+                users.formUnion(holders.intersection(subscribed))
+            } else {
+                users.formUnion(subscribed.filter { holders.contains($0) })
+            }
+        }
+        for user in users {
+            if let details = state.displayedTimeline(user) { snapshots.yield(details, to: user) }
+        }
     }
 
-    private func log(_ level: LogRecord.Level, _ message: String, userID: String, error: any Error) {
-        configuration.logHandler?(LogRecord(level: level, message: message, metadata: ["userID": userID, "error": String(describing: error)]))
+    // MARK: - Bookkeeping
+
+    private func evictIfNeeded() {
+        _ = state.evictIfNeeded { userID in
+            snapshots.hasSubscribers(userID) || likesInFlight[userID] != nil || refreshesInFlight[userID] != nil
+        }
     }
-}
 
-struct LikeKey: Hashable, Sendable {
-    let userID: String
-    let momentID: String
-}
+    private func beginActivity() {
+        activity += 1
+    }
 
-struct LikeIntent: Sendable {
-    let isLiked: Bool
-    let generation: Int
+    private func endActivity() {
+        activity -= 1
+        guard activity == 0 else { return }
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {
+        guard let handler = configuration.logHandler else { return }
+        var metadata = ["userID": userID]
+        if let error { metadata["error"] = String(describing: error) }
+        handler(LogRecord(level: level, message: message, metadata: metadata))
+    }
 }

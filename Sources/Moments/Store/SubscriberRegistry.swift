@@ -79,6 +79,16 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         state.withLock { $0.byUser[userID] != nil }
     }
 
+    /// The users with at least one subscriber.
+    var subscribedUserIDs: Set<String> {
+        state.withLock { Set($0.byUser.keys) }
+    }
+
+    /// Whether anyone subscribes to any user.
+    var isEmpty: Bool {
+        state.withLock { $0.byUser.isEmpty }
+    }
+
     /// Ends every stream.
     func finishAll() {
         let all = state.withLock { state in

@@ -1,3 +1,4 @@
+import MomentsSupport
 import Foundation
 
 /// Identifies a cached answer: a SHA-256 of the method, the URL and the body, the same

@@ -1,3 +1,4 @@
+import MomentsSupport
 public import Foundation
 
 /// A ``ResponseCache`` in a directory, one file per entry, bounded in bytes, least

@@ -92,7 +92,7 @@ private struct Mutation: GraphQLOperation {
         _ = try await client.send(Endpoint<User>.get("/u"))
 
         var received: [(Int, Bool)] = []
-        for try await response in client.responses(for: Endpoint<User>.get("/u")) {
+        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote)) {
             received.append((response.value.id, response.isFromCache))
         }
 
@@ -104,8 +104,28 @@ private struct Mutation: GraphQLOperation {
     @Test func localThenRemoteWithAnEmptyCacheDeliversOnlyTheNetworkValue() async throws {
         let client = client(numbered())
         var ids: [Int] = []
-        for try await response in client.responses(for: Endpoint<User>.get("/u")) { ids.append(response.value.id) }
+        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote)) { ids.append(response.value.id) }
         #expect(ids == [1])
+    }
+
+    @Test(arguments: [
+        (CachePolicy.remote, [2], [false]),
+        (CachePolicy.local, [1], [true]),
+        (CachePolicy.localOrRemote, [1], [true]),
+        (CachePolicy.localThenRemote, [1, 2], [true, false]),
+        (CachePolicy.remoteThenLocal, [2], [false]),
+    ])
+    func responsesHonourTheRequestsPolicy(policy: CachePolicy, ids: [Int], fromCache: [Bool]) async throws {
+        let client = client(numbered())
+        _ = try await client.send(Endpoint<User>.get("/u"))
+
+        var received: [(Int, Bool)] = []
+        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(policy)) {
+            received.append((response.value.id, response.isFromCache))
+        }
+
+        #expect(received.map(\.0) == ids)
+        #expect(received.map(\.1) == fromCache)
     }
 
     @Test func sendWithLocalThenRemoteReturnsTheCachedValueAndRefreshesBehind() async throws {

@@ -19,10 +19,10 @@ struct StoreFixture {
 actor FailingPersistence: MomentsPersistence {
     struct DiskFull: Error {}
     func load(userID: String) throws -> MomentsDetails? { nil }
-    func save(_ details: MomentsDetails, for userID: String) throws {
-        throw PersistenceError(code: .ioFailure, location: "/full", userID: userID, reason: "no space left on device", underlyingError: DiskFull())
+    func save(_ batch: PersistenceBatch) throws {
+        throw PersistenceError(code: .ioFailure, location: "/full", reason: "no space left on device", underlyingError: DiskFull())
     }
-    func saveMoment(_ moment: Moment, for userID: String) throws -> Bool { try save(MomentsDetails(userDetails: UserDetails(id: "", name: "", avatar: "", backgroundImage: ""), moments: []), for: userID); return false }
+    func userIDs(holding momentID: String) -> [String] { [] }
     func remove(userID: String) {}
     func userIDs() -> [String] { [] }
     func removeAll() {}

@@ -1,25 +1,12 @@
-import Foundation
 import Synchronization
 
-/// Identifies identical requests exactly: same method, URL and body bytes.
-struct CoalescingKey: Hashable, Sendable {
-    let method: HTTPMethod
-    let url: URL
-    let body: Data?
-
-    init(_ request: HTTPRequest) {
-        method = request.method
-        url = request.url
-        body = request.body
-    }
-}
-
-/// Lets identical requests in flight share one network exchange.
+/// Lets concurrent callers asking for the same key share one run of an operation.
 ///
-/// Each caller waits on its own continuation: a caller that is cancelled stops waiting
-/// at once without disturbing the others; the shared exchange is cancelled only when
-/// every caller has gone.
-final class Coalescer<Value: Sendable>: Sendable {
+/// The operation runs in a task of its own. Each caller waits on its own continuation:
+/// a caller that is cancelled stops waiting at once, with `CancellationError`, without
+/// disturbing the others; the shared run is cancelled only when every caller has gone.
+/// A caller arriving after the run ended starts a new one.
+package final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private typealias Waiter = CheckedContinuation<Value, any Error>
 
     private struct Flight {
@@ -30,14 +17,19 @@ final class Coalescer<Value: Sendable>: Sendable {
 
     private struct State {
         var nextID = 0
-        var flights: [CoalescingKey: Flight] = [:]
+        var flights: [Key: Flight] = [:]
     }
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Runs `operation` for `key`, or joins the run already in flight.
-    func run(
-        _ key: CoalescingKey,
+    ///
+    /// - Throws: the operation's error, or `CancellationError` if the calling task is
+    ///   cancelled before the run ends.
+    package func run(
+        _ key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let id = state.withLock { state -> Int in
@@ -61,14 +53,22 @@ final class Coalescer<Value: Sendable>: Sendable {
                     }
                     return false
                 }
-                if cancelledEarly { continuation.resume(throwing: HTTPClientError.cancelled()) }
+                if cancelledEarly { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
             leave(key, waiter: id)
         }
     }
 
-    private func finish(_ key: CoalescingKey, generation: Int, with result: Result<Value, any Error>) {
+    /// Whether a run for `key` is in flight.
+    package func isRunning(_ key: Key) -> Bool {
+        state.withLock { $0.flights[key] != nil }
+    }
+
+    /// The number of runs in flight.
+    package var count: Int { state.withLock { $0.flights.count } }
+
+    private func finish(_ key: Key, generation: Int, with result: Result<Value, any Error>) {
         let waiters = state.withLock { state -> [Waiter] in
             guard let flight = state.flights[key], flight.generation == generation else { return [] }
             state.flights[key] = nil
@@ -77,7 +77,7 @@ final class Coalescer<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    private func leave(_ key: CoalescingKey, waiter id: Int) {
+    private func leave(_ key: Key, waiter id: Int) {
         let (waiter, abandoned) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
             guard let waiter = state.flights[key]?.waiters.removeValue(forKey: id) else { return (nil, nil) }
             guard state.flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }
@@ -85,7 +85,7 @@ final class Coalescer<Value: Sendable>: Sendable {
             state.flights[key] = nil
             return (waiter, task)
         }
-        waiter?.resume(throwing: HTTPClientError.cancelled())
+        waiter?.resume(throwing: CancellationError())
         abandoned?.cancel()
     }
 }

@@ -1,0 +1,39 @@
+/// When the server may have computed a value the store holds: the store's clock for
+/// ordering answers that arrive in any order.
+///
+/// A server computes an answer at some instant between the moment the request left and
+/// the moment the answer was received. Of two answers, one is certainly newer than the
+/// other only if it was sent after the other was received; otherwise their order is
+/// unknown. A value of unknown age (served by a cache, or read from persistence) was
+/// computed at some time before it was received, and is never certainly newer than
+/// anything.
+struct Evidence: Sendable, Hashable {
+    /// The earliest instant the server may have computed the value; `nil` when it may
+    /// be any time before ``received``.
+    let sent: ContinuousClock.Instant?
+    /// When the store received (applied) it.
+    let received: ContinuousClock.Instant
+
+    /// A value of unknown age, received now.
+    static func ofUnknownAge(receivedAt received: ContinuousClock.Instant) -> Evidence {
+        Evidence(sent: nil, received: received)
+    }
+
+    /// Whether the server certainly computed this value after `other`.
+    func isCertainlyNewer(than other: Evidence) -> Bool {
+        guard let sent else { return false }
+        return sent > other.received
+    }
+
+    /// Whether the server certainly computed this value before `other`.
+    func isCertainlyOlder(than other: Evidence) -> Bool {
+        other.isCertainlyNewer(than: self)
+    }
+
+    /// Whether the server certainly computed this value after the store received
+    /// something at `instant`.
+    func wasSent(after instant: ContinuousClock.Instant) -> Bool {
+        guard let sent else { return false }
+        return sent > instant
+    }
+}

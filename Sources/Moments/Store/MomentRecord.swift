@@ -1,0 +1,129 @@
+/// One moment as the store knows it: the confirmed value that every timeline holding
+/// it shares, and what the store knows about that value's age.
+///
+/// A moment's state is made of registers: its content (author, type, title, url,
+/// photos, date) and, for each user, whether that user likes it. ``merge(_:evidence:pin:isLikeInFlight:)``
+/// is the ordering rule that keeps each register moving forward only.
+struct MomentRecord {
+    /// The confirmed value, with `isLiked` `nil`: `isLiked` belongs to each timeline
+    /// and follows `likes`.
+    var value: Moment
+    /// When the server computed the value (its registers not pinned).
+    var evidence: Evidence
+    /// Likes this store's own mutations confirmed, by liker: an answer the server may
+    /// have computed before such a mutation cannot undo it.
+    var pins: [String: LikePin] = [:]
+    /// The users in memory whose timelines hold the moment.
+    var holders: Set<String> = []
+
+    init(value: Moment, evidence: Evidence) {
+        self.value = value
+        self.evidence = evidence
+    }
+
+    /// What merging an answer's value did.
+    struct Merge {
+        /// Whether ``value`` changed.
+        var changed = false
+        /// The answer differs from the value in a register whose order against the
+        /// value cannot be known, and no like of this store in flight explains it: the
+        /// store must ask the server again.
+        var isAmbiguous = false
+        /// Likers whose registers differ only because their likes are in flight; if one
+        /// of those likes fails, the store must ask the server again.
+        var deferredLikers: [String] = []
+    }
+
+    /// Merges `incoming` (an answer's value of this moment) under the ordering rule:
+    /// - an answer the server certainly computed after the value replaces it;
+    /// - one certainly computed before it changes nothing;
+    /// - otherwise their order is unknown: an equal answer changes nothing, and a
+    ///   different one leaves the value as it is and is reported ambiguous (unless the
+    ///   difference is explained by likes still in flight);
+    /// - in every case, `pin` (the answer of this store's own like of this moment) is
+    ///   the authority for its liker's register, and earlier pins hold against any
+    ///   answer not certainly computed after them.
+    mutating func merge(
+        _ incoming: Moment, evidence answer: Evidence, pin: LikePin?, isLikeInFlight: (String) -> Bool
+    ) -> Merge {
+        if let pin { pins[pin.liker.id] = pin }
+        var candidate = incoming.sharedValue(keepingLikes: value.likes)
+        var merge = Merge()
+        if answer.isCertainlyNewer(than: evidence) {
+            evidence = answer
+            pins = pins.filter { !answer.wasSent(after: $0.value.received) }
+            candidate.apply(pins.values)
+            if candidate != value {
+                value = candidate
+                merge.changed = true
+            }
+            return merge
+        }
+        // The value stands (the answer is older, or of unknown order); pins still apply.
+        var pinned = value
+        pinned.apply(pins.values)
+        if pinned != value {
+            value = pinned
+            merge.changed = true
+        }
+        guard !answer.isCertainlyOlder(than: evidence) else { return merge }
+        candidate.apply(pins.values.filter { !answer.wasSent(after: $0.received) })
+        guard candidate != value else { return merge }
+        guard candidate.sameContent(as: value) else {
+            merge.isAmbiguous = true
+            return merge
+        }
+        let mine = Set((value.likes ?? []).map(\.id))
+        let theirs = Set((candidate.likes ?? []).map(\.id))
+        let differing = mine.symmetricDifference(theirs)
+        if differing.isEmpty || differing.contains(where: { !isLikeInFlight($0) }) {
+            merge.isAmbiguous = true  // the same likers in another order, or a liker nobody here is changing
+        } else {
+            merge.deferredLikers = Array(differing)
+        }
+        return merge
+    }
+}
+
+/// A like this store's own mutation confirmed.
+struct LikePin: Sendable {
+    let isLiked: Bool
+    let liker: Moment.LikedUser
+    /// When the mutation's answer was received.
+    let received: ContinuousClock.Instant
+}
+
+extension Moment {
+    /// The value shared by every timeline: `isLiked` removed, and `likes` kept from
+    /// `known` when this value has none (an answer without likes says nothing about them).
+    func sharedValue(keepingLikes known: [LikedUser]?) -> Moment {
+        var shared = self
+        shared.isLiked = nil
+        if shared.likes == nil { shared.likes = known }
+        return shared
+    }
+
+    /// Adds or removes each pinned liker in `likes` (when likes are known).
+    mutating func apply<Pins: Sequence>(_ pins: Pins) where Pins.Element == LikePin {
+        for pin in pins { setLike(pin.isLiked, by: pin.liker) }
+    }
+
+    /// Adds `liker` to `likes` (at the end, as the server appends) or removes them.
+    mutating func setLike(_ isLiked: Bool, by liker: LikedUser) {
+        guard var list = likes else { return }
+        if let index = list.firstIndex(where: { $0.id == liker.id }) {
+            guard !isLiked else { return }
+            list.remove(at: index)
+        } else {
+            guard isLiked else { return }
+            list.append(liker)
+        }
+        likes = list
+    }
+
+    /// Whether every field but `likes` and `isLiked` is equal.
+    func sameContent(as other: Moment) -> Bool {
+        id == other.id && userDetails == other.userDetails && type == other.type && title == other.title
+            && url == other.url && photos == other.photos && createdDate == other.createdDate
+    }
+}

@@ -1,0 +1,122 @@
+/// One change in a ``MomentsStore``, as ``MomentsStore/changes()`` delivers it.
+///
+/// Every change carries a store-wide ``sequence``: each consumer sees sequences strictly
+/// increasing, and changes to any one moment in the order the store applied them.
+///
+/// For example, forwarding likes to each user's connection:
+/// ```swift
+/// for await change in await store.changes() {
+///     guard case .moment(let update) = change.kind else { continue }
+///     for userID in change.userIDs { outbox(userID).send(update.moment(for: userID)) }
+/// }
+/// ```
+public struct MomentsChange: Sendable, CustomStringConvertible {
+    /// The change's place in the store's history: strictly increasing, store-wide.
+    public let sequence: UInt64
+    /// What happened.
+    public let kind: Kind
+
+    /// What happened.
+    public enum Kind: Sendable {
+        /// A user's timeline appeared in the store, or its owner or list of moments
+        /// changed.
+        case timeline(TimelineChange)
+        /// A moment changed, in every timeline that holds it.
+        case moment(MomentChange)
+        /// The store began fetching a user's timeline.
+        case refreshStarted(userID: String)
+        /// Fetching a user's timeline failed; the store keeps the last good state.
+        case refreshFailed(userID: String, error: any Error)
+        /// This consumer missed the changes in `missed`: it fell behind its buffer, or
+        /// asked to resume after a sequence the store no longer retains. Rebuild from
+        /// snapshots (``MomentsStore/details(for:)``), then go on with the changes that
+        /// follow.
+        case gap(missed: ClosedRange<UInt64>)
+    }
+
+    /// The users whose timelines the change concerns: the owner for timeline and
+    /// refresh changes, every user in memory whose timeline holds the moment for a
+    /// moment change, none for a gap.
+    public var userIDs: Set<String> {
+        switch kind {
+        case .timeline(let change): [change.userID]
+        case .moment(let change): change.holders
+        case .refreshStarted(let userID), .refreshFailed(let userID, _): [userID]
+        case .gap: []
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .timeline(let change):
+            "#\(sequence) timeline \(change.reason) for user \(change.userID): +\(change.inserted.count) −\(change.removed.count) ~\(change.changed.count)"
+        case .moment(let change):
+            "#\(sequence) moment \(change.moment.id) \(change.phase)" + (change.likedBy.map { " (like of user \($0))" } ?? "")
+        case .refreshStarted(let userID): "#\(sequence) refresh started for user \(userID)"
+        case .refreshFailed(let userID, let error): "#\(sequence) refresh failed for user \(userID): \(error)"
+        case .gap(let missed): "#\(sequence) gap: missed \(missed.lowerBound)…\(missed.upperBound)"
+        }
+    }
+}
+
+/// A user's timeline appeared or changed its owner or list of moments.
+public struct TimelineChange: Sendable, Hashable {
+    /// Why the change happened.
+    public enum Reason: String, Sendable, Hashable, CustomStringConvertible {
+        /// The timeline appeared in the store (read from persistence or first fetched).
+        case loaded
+        /// A newer answer changed the owner or the list of moments.
+        case replaced
+
+        public var description: String { rawValue }
+    }
+
+    /// The owner of the timeline.
+    public let userID: String
+    /// Why the change happened.
+    public let reason: Reason
+    /// The owner's details.
+    public let userDetails: UserDetails
+    /// The moments' ids, in order.
+    public let momentIDs: [String]
+    /// The moments new to the timeline (all of them when ``reason`` is `.loaded`), as
+    /// the owner sees them.
+    public let inserted: [Moment]
+    /// The ids of the moments that left the timeline.
+    public let removed: [String]
+    /// The ids of moments that stayed and changed in the same step; each also travels
+    /// as a ``MomentChange``, just before this change.
+    public let changed: [String]
+}
+
+/// A moment changed, in every timeline that holds it.
+public struct MomentChange: Sendable, Hashable {
+    /// How settled the new value is.
+    public enum Phase: String, Sendable, Hashable, CustomStringConvertible {
+        /// It includes a like still in flight.
+        case optimistic
+        /// It is the server's state: a like's answer, a refresh, or another instance.
+        case confirmed
+        /// A like failed and was taken back; the value is the confirmed state.
+        case rolledBack
+
+        public var description: String { rawValue }
+    }
+
+    /// The moment as subscribers now see it, with `isLiked` `nil`: use
+    /// ``moment(for:)`` for the moment as one user's timeline shows it.
+    public let moment: Moment
+    /// How settled ``moment`` is.
+    public let phase: Phase
+    /// The user whose like (or its answer, or its failure) caused the change; `nil`
+    /// for an answer of a refresh.
+    public let likedBy: String?
+    /// The users in memory whose timelines hold the moment.
+    public let holders: Set<String>
+
+    /// The moment as `userID`'s timeline shows it: `isLiked` is whether `userID` is among
+    /// its `likes` (`nil` when likes are unknown).
+    public func moment(for userID: String) -> Moment {
+        moment.viewed(by: userID, isLikedWithoutLikes: nil)
+    }
+}

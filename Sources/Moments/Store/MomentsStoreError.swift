@@ -1,0 +1,41 @@
+/// Why ``MomentsStore`` refused an answer of its service.
+///
+/// Nothing of a refused answer is applied, persisted or emitted.
+public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The answer lists one moment id twice.
+        public static let duplicateMomentID = Code("duplicate moment id")
+        /// The service ended a refresh without any answer.
+        public static let noAnswer = Code("no answer")
+
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The user whose timeline the answer was.
+    public let userID: String
+    /// The moment concerned; empty when none is.
+    public let momentID: String
+
+    public init(code: Code, userID: String, momentID: String) {
+        self.code = code
+        self.userID = userID
+        self.momentID = momentID
+    }
+
+    public var description: String {
+        switch code {
+        case .duplicateMomentID:
+            "the service's answer for user \(userID.debugDescription) lists moment \(momentID.debugDescription) twice; it was refused"
+        case .noAnswer:
+            "the service ended the refresh of user \(userID.debugDescription) without an answer"
+        default:
+            "MomentsStoreError.\(code) (user \(userID.debugDescription), moment \(momentID.debugDescription))"
+        }
+    }
+}

@@ -1,0 +1,267 @@
+/// The store's state, normalized: one record per moment id, shared by every timeline
+/// that holds it, the timelines as ordered lists of ids, and the likes in flight.
+///
+/// It holds no locks and does no I/O: ``MomentsStore`` changes it on its actor and
+/// turns each change into persistence writes and emissions.
+struct StoreState {
+    /// Where an answer came from, which decides how much it can be trusted.
+    enum Source: Equatable {
+        /// The server, answering a refresh or (with the moment's id) a like of the
+        /// timeline's owner.
+        case server(likeOf: String?)
+        /// A response cache: of unknown age.
+        case cache
+        /// The store's own persistence: of unknown age, and already written.
+        case persisted
+    }
+
+    /// What applying an answer changed.
+    struct Applied {
+        /// Moments already in memory whose value as subscribers see it changed.
+        var changedMoments: [String] = []
+        /// The timeline's change, if it appeared or its owner or list changed.
+        var timeline: TimelineChange?
+        /// The answer conflicts with what the store holds in a way only the server can
+        /// settle: refetch the timeline.
+        var needsConvergence = false
+        /// (moment, liker) registers that differ only because the liker's like is in
+        /// flight; if that like fails, refetch.
+        var deferredLikers: [LikeKey] = []
+        /// What to persist.
+        var batch = PersistenceBatch()
+    }
+
+    private(set) var records: [String: MomentRecord] = [:]
+    private(set) var timelines: [String: TimelineRecord] = [:]
+    /// Likes in flight, by moment, in the order their likers first liked.
+    private(set) var intents: [String: [LikeIntent]] = [:]
+    private var useClock: UInt64 = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    // MARK: - Reading
+
+    /// A moment as subscribers see it (confirmed value and likes in flight), with
+    /// `isLiked` `nil`.
+    func displayedMoment(_ id: String) -> Moment? {
+        guard var moment = records[id]?.value else { return nil }
+        if let pending = intents[id] {
+            for intent in pending { moment.setLike(intent.isLiked, by: intent.liker) }
+        }
+        return moment
+    }
+
+    /// `userID`'s timeline as subscribers see it.
+    func displayedTimeline(_ userID: String) -> MomentsDetails? {
+        guard let timeline = timelines[userID] else { return nil }
+        var moments: [Moment] = []
+        moments.reserveCapacity(timeline.entries.count)
+        for entry in timeline.entries {
+            guard let moment = displayedMoment(entry.momentID) else { continue }
+            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+        }
+        return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
+    }
+
+    /// The users in memory whose timelines hold `momentID`.
+    func holders(of momentID: String) -> Set<String> {
+        records[momentID]?.holders ?? []
+    }
+
+    /// Whether `userID`'s timeline holds `momentID`.
+    func timeline(of userID: String, holds momentID: String) -> Bool {
+        records[momentID]?.holders.contains(userID) ?? false
+    }
+
+    /// Whether likes are in flight for `momentID`.
+    func hasIntents(on momentID: String) -> Bool {
+        intents[momentID] != nil
+    }
+
+    // MARK: - Answers
+
+    /// Applies `details`, an answer for `userID`'s timeline, under the ordering rule of
+    /// ``MomentRecord/merge(_:evidence:pin:isLikeInFlight:)``, applied to each moment and
+    /// (with the owner and order) to the timeline's list.
+    ///
+    /// - Throws: ``MomentsStoreError`` for an answer listing a moment twice; nothing is applied.
+    mutating func apply(
+        _ details: MomentsDetails, for userID: String, evidence: Evidence, source: Source,
+        isLikeInFlight: (LikeKey) -> Bool
+    ) throws -> Applied {
+        var seen = Set<String>()
+        seen.reserveCapacity(details.moments.count)
+        for moment in details.moments where !seen.insert(moment.id).inserted {
+            throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id)
+        }
+        var applied = Applied()
+        let trusted = source != .persisted
+        var pin: LikePin?
+        if case .server(let likedMomentID?) = source, let liked = details.moment(withID: likedMomentID) {
+            let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
+            let avatar = liked.likes?.first { $0.id == userID }?.avatar ?? details.userDetails.avatar
+            pin = LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar), received: evidence.received)
+        }
+
+        var created = Set<String>()
+        for moment in details.moments {
+            let momentPin = moment.id == pinnedMomentID(source) ? pin : nil
+            let displayedBefore = intents[moment.id] != nil ? displayedMoment(moment.id) : nil
+            let merged = records[moment.id]?.merge(moment, evidence: evidence, pin: momentPin) { liker in
+                isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
+            }
+            guard let merge = merged else {
+                var record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: evidence)
+                if let momentPin { record.pins[userID] = momentPin }
+                records[moment.id] = record
+                created.insert(moment.id)
+                if trusted { applied.batch.moments[moment.id] = record.value }
+                continue
+            }
+            if merge.changed {
+                if displayedBefore == nil || displayedMoment(moment.id) != displayedBefore {
+                    applied.changedMoments.append(moment.id)
+                }
+                if trusted { applied.batch.moments[moment.id] = records[moment.id]?.value }
+            }
+            if trusted {
+                applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
+                applied.deferredLikers += merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
+            }
+        }
+
+        let entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
+        useClock += 1
+        guard var timeline = timelines[userID] else {
+            timelines[userID] = TimelineRecord(userDetails: details.userDetails, entries: entries, evidence: evidence, lastUse: useClock)
+            for entry in entries { records[entry.momentID]?.holders.insert(userID) }
+            applied.timeline = TimelineChange(
+                userID: userID, reason: .loaded, userDetails: details.userDetails, momentIDs: entries.map(\.momentID),
+                inserted: entries.compactMap { displayedMoment($0.momentID)?.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
+                removed: [], changed: applied.changedMoments
+            )
+            if trusted { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
+            return applied
+        }
+        timeline.lastUse = useClock
+        let sameTimeline = timeline.userDetails == details.userDetails && timeline.hasSameList(as: entries)
+        if evidence.isCertainlyNewer(than: timeline.evidence) {
+            let old = timeline
+            timeline.evidence = evidence
+            timeline.userDetails = details.userDetails
+            timeline.entries = entries
+            timelines[userID] = timeline
+            if !sameTimeline {
+                applied.timeline = replaced(old, with: timeline, for: userID, created: created, changed: applied.changedMoments)
+            }
+            if trusted, old.stored != timeline.stored { applied.batch.timelines[userID] = timeline.stored }
+        } else {
+            timelines[userID] = timeline
+            if !sameTimeline, trusted, !evidence.isCertainlyOlder(than: timeline.evidence) {
+                applied.needsConvergence = true
+            }
+        }
+        // Records made for moments this timeline did not take stay out of memory.
+        for id in created where records[id]?.holders.isEmpty == true && intents[id] == nil {
+            records[id] = nil
+            applied.batch.moments[id] = nil
+        }
+        return applied
+    }
+
+    private func pinnedMomentID(_ source: Source) -> String? {
+        if case .server(let momentID) = source { return momentID }
+        return nil
+    }
+
+    private mutating func replaced(
+        _ old: TimelineRecord, with new: TimelineRecord, for userID: String, created: Set<String>, changed: [String]
+    ) -> TimelineChange {
+        let oldIDs = Set(old.entries.map(\.momentID))
+        let newIDs = Set(new.entries.map(\.momentID))
+        for id in newIDs.subtracting(oldIDs) { records[id]?.holders.insert(userID) }
+        let removed = old.entries.map(\.momentID).filter { !newIDs.contains($0) }
+        for id in removed { release(id, from: userID) }
+        let inserted = new.entries.filter { !oldIDs.contains($0.momentID) }
+        return TimelineChange(
+            userID: userID, reason: .replaced, userDetails: new.userDetails, momentIDs: new.entries.map(\.momentID),
+            inserted: inserted.compactMap { displayedMoment($0.momentID)?.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
+            removed: removed, changed: changed.filter { oldIDs.contains($0) && newIDs.contains($0) }
+        )
+    }
+
+    // MARK: - Likes in flight
+
+    /// Shows `intent` for `momentID` until ``removeIntent(_:from:generation:)``;
+    /// returns whether the displayed moment changed.
+    mutating func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
+        let before = displayedMoment(momentID)
+        var pending = intents[momentID] ?? []
+        if let index = pending.firstIndex(where: { $0.liker.id == intent.liker.id }) {
+            pending[index] = intent
+        } else {
+            pending.append(intent)
+        }
+        intents[momentID] = pending
+        return displayedMoment(momentID) != before
+    }
+
+    /// The generation of `likerID`'s like in flight on `momentID`, if any.
+    func intentGeneration(of likerID: String, on momentID: String) -> Int? {
+        intents[momentID]?.first { $0.liker.id == likerID }?.generation
+    }
+
+    /// Takes back `likerID`'s like on `momentID` if it is still call `generation`'s;
+    /// returns whether it was, and whether the displayed moment changed.
+    mutating func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
+        guard intentGeneration(of: likerID, on: momentID) == generation else { return (false, false) }
+        let before = displayedMoment(momentID)
+        intents[momentID]?.removeAll { $0.liker.id == likerID }
+        if intents[momentID]?.isEmpty == true { intents[momentID] = nil }
+        if records[momentID]?.holders.isEmpty == true, intents[momentID] == nil { records[momentID] = nil }
+        return (true, displayedMoment(momentID) != before)
+    }
+
+    // MARK: - Memory
+
+    /// Marks `userID`'s timeline as just used.
+    mutating func touch(_ userID: String) {
+        guard timelines[userID] != nil else { return }
+        useClock += 1
+        timelines[userID]?.lastUse = useClock
+    }
+
+    /// Evicts least recently used timelines down to 90% of capacity once over it,
+    /// sparing those `isPinned` names; returns the evicted users.
+    mutating func evictIfNeeded(isPinned: (String) -> Bool) -> [String] {
+        guard timelines.count > capacity else { return [] }
+        let target = max(1, capacity - capacity / 10)
+        let victims = timelines.filter { !isPinned($0.key) }.sorted { $0.value.lastUse < $1.value.lastUse }
+            .prefix(timelines.count - target).map(\.key)
+        for userID in victims {
+            guard let timeline = timelines.removeValue(forKey: userID) else { continue }
+            for entry in timeline.entries { release(entry.momentID, from: userID) }
+        }
+        return victims
+    }
+
+    /// Forgets `userID`'s timeline and the records no one else holds.
+    mutating func forget(_ userID: String) {
+        guard let timeline = timelines.removeValue(forKey: userID) else { return }
+        for entry in timeline.entries { release(entry.momentID, from: userID) }
+    }
+
+    private mutating func release(_ momentID: String, from userID: String) {
+        records[momentID]?.holders.remove(userID)
+        if records[momentID]?.holders.isEmpty == true, intents[momentID] == nil { records[momentID] = nil }
+    }
+}
+
+/// A (user, moment) pair: a register of a moment, or a chain of one user's likes of it.
+struct LikeKey: Hashable, Sendable {
+    let userID: String
+    let momentID: String
+}

@@ -1,0 +1,28 @@
+/// One user's timeline as the store keeps it: the owner and the ids of their moments in
+/// order (the moments themselves are shared records), with the age of that list.
+struct TimelineRecord {
+    var userDetails: UserDetails
+    /// The moments' ids in order, each with the `isLiked` the server gave, which counts
+    /// only while the moment has no `likes`.
+    var entries: [StoredTimeline.Entry]
+    var evidence: Evidence
+    /// For least-recently-used eviction.
+    var lastUse: UInt64
+
+    var momentIDs: [String] { entries.map(\.momentID) }
+
+    var stored: StoredTimeline { StoredTimeline(userDetails: userDetails, entries: entries) }
+
+    /// Whether `entries` list the same moments in the same order.
+    func hasSameList(as entries: [StoredTimeline.Entry]) -> Bool {
+        self.entries.count == entries.count && zip(self.entries, entries).allSatisfy { $0.momentID == $1.momentID }
+    }
+}
+
+/// A like in flight: shown to subscribers until the server answers.
+struct LikeIntent: Sendable {
+    let isLiked: Bool
+    let liker: Moment.LikedUser
+    /// Which call set it: a later call for the same user and moment replaces it.
+    let generation: Int
+}

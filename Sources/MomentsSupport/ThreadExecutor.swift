@@ -1,0 +1,73 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A serial executor that runs every job on one thread of its own.
+///
+/// Blocking work (SQLite calls and their busy waits, `fsync`, file reads and writes)
+/// must never run on Swift's cooperative pool, where one wait stalls a share of every
+/// task in the process. An actor that owns such a resource declares
+/// `nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }`,
+/// so its methods, and only they, run on this thread (GRDB's one owner per handle).
+///
+/// The thread lives until ``shutDown()``: the owner calls it from its `deinit`. Jobs
+/// already queued still run before the thread ends.
+package final class ThreadExecutor: SerialExecutor {
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        var head = 0
+        var isShutDown = false
+
+        mutating func popFirst() -> UnownedJob? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 1_024, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+    }
+
+    private let queue = Mutex(Queue())
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    /// Starts the thread, named `name` (visible in debuggers and `top -H`).
+    package init(name: String) {
+        let thread = Thread { [self] in runLoop() }
+        thread.name = name
+        thread.start()
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        queue.withLock { $0.jobs.append(unowned) }
+        wakeUp.signal()
+    }
+
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets the thread end once the jobs already queued have run.
+    package func shutDown() {
+        queue.withLock { $0.isShutDown = true }
+        wakeUp.signal()
+    }
+
+    private func runLoop() {
+        while true {
+            wakeUp.wait()
+            let (job, isShutDown) = queue.withLock { ($0.popFirst(), $0.isShutDown) }
+            if let job {
+                job.runSynchronously(on: asUnownedSerialExecutor())
+            } else if isShutDown {
+                return
+            }
+        }
+    }
+}
