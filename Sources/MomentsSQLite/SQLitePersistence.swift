@@ -36,6 +36,11 @@ public actor SQLitePersistence: MomentsPersistence {
 
         /// Creates a configuration with every default.
         public init() {}
+
+        /// Creates a configuration that waits up to `busyTimeout` for a lock.
+        public init(busyTimeout: Duration) {
+            self.busyTimeout = busyTimeout
+        }
     }
 
     /// The database file, or `":memory:"`.

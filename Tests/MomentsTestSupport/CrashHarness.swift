@@ -95,7 +95,46 @@ public enum CrashHarness {
                   CrashTimeline.version(of: details, user: user, ignoringLikes: throughStore) != nil else {
                 throw Failure(description: "\(user)'s timeline is torn after the crash")
             }
+            // Each moment holds a state the writer's server had: liked by its owner or not.
+            for moment in details.moments where throughStore {
+                let likers = moment.likes?.map(\.id) ?? []
+                guard likers == [] || likers == [user], moment.isLiked == (likers == [user]) else {
+                    throw Failure(description: "\(user)'s moment \(moment.id) holds likes \(likers) and isLiked \(String(describing: moment.isLiked)), a state the server never had")
+                }
+            }
+        }
+        if throughStore {
+            // The next refresh converges on the server's state, whatever the crash left.
+            let service = ConvergingService(version: startVersion + 99_999)
+            let store = MomentsStore(service: service, persistence: persistence)
+            for user in try await persistence.userIDs() {
+                let refreshed = try await store.refresh(userID: user)
+                guard refreshed == service.timeline(user), try await persistence.load(userID: user) == refreshed else {
+                    throw Failure(description: "a refresh of \(user) after the crash did not converge")
+                }
+            }
         }
         return committed.count
     }
+}
+
+/// Serves every user the timeline of one version, without likes: what a refresh after a
+/// crash must converge on.
+struct ConvergingService: MomentsService {
+    let version: Int
+
+    func timeline(_ userID: String) -> MomentsDetails {
+        var details = CrashTimeline.make(user: userID, version: version)
+        details.moments = details.moments.map { moment in
+            var moment = moment
+            moment.isLiked = false
+            moment.likes = []
+            return moment
+        }
+        return details
+    }
+
+    func getMoments(userID: String) -> MomentsDetails { timeline(userID) }
+
+    func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) -> MomentsDetails { timeline(userID) }
 }

@@ -119,3 +119,27 @@ import Testing
         #expect(!names.contains { $0.hasPrefix(".tmp-") }, "the partial temporary file is removed")
     }
 }
+
+@Suite struct JSONFileFormatMigrationTests {
+    @Test func aVersion1FileIsReadAndRewrittenInTheCurrentFormat() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let persistence = try JSONFilePersistence(directory: directory.url)
+        let details = SampleTimelines.timeline(user: "old", moments: 4)
+        struct Version1: Encodable {
+            var format = "moments.timeline"
+            var version = 1
+            var userID: String
+            var details: MomentsDetails
+        }
+        try JSONEncoder().encode(Version1(userID: "old", details: details)).write(to: persistence.fileURL(for: "old"))
+
+        #expect(try await persistence.load(userID: "old") == details)
+
+        try await persistence.save(details, for: "old")
+        let rewritten = try JSONSerialization.jsonObject(with: Data(contentsOf: persistence.fileURL(for: "old"))) as? [String: Any]
+        #expect(rewritten?["version"] as? Int == JSONFilePersistence.formatVersion)
+        #expect(rewritten?["checksum"] != nil)
+        #expect(try await persistence.load(userID: "old") == details)
+    }
+}

@@ -21,6 +21,11 @@ struct MomentRecord {
         self.evidence = evidence
     }
 
+    /// When the store last received evidence about the value (an answer or a pin).
+    var newestEvidence: ContinuousClock.Instant {
+        pins.values.reduce(evidence.received) { max($0, $1.received) }
+    }
+
     /// What merging an answer's value did.
     struct Merge {
         /// Whether ``value`` changed.
@@ -52,7 +57,7 @@ struct MomentRecord {
         if answer.isCertainlyNewer(than: evidence) {
             evidence = answer
             pins = pins.filter { !answer.wasSent(after: $0.value.received) }
-            candidate.apply(pins.values)
+            merge.isAmbiguous = !candidate.apply(pins.values)
             if candidate != value {
                 value = candidate
                 merge.changed = true
@@ -61,13 +66,13 @@ struct MomentRecord {
         }
         // The value stands (the answer is older, or of unknown order); pins still apply.
         var pinned = value
-        pinned.apply(pins.values)
+        merge.isAmbiguous = !pinned.apply(pins.values)
         if pinned != value {
             value = pinned
             merge.changed = true
         }
         guard !answer.isCertainlyOlder(than: evidence) else { return merge }
-        candidate.apply(pins.values.filter { !answer.wasSent(after: $0.received) })
+        merge.isAmbiguous = !candidate.apply(pins.values.filter { !answer.wasSent(after: $0.received) }) || merge.isAmbiguous
         guard candidate != value else { return merge }
         guard candidate.sameContent(as: value) else {
             merge.isAmbiguous = true
@@ -89,8 +94,13 @@ struct MomentRecord {
 struct LikePin: Sendable {
     let isLiked: Bool
     let liker: Moment.LikedUser
+    /// When the mutation was sent.
+    let sent: ContinuousClock.Instant
     /// When the mutation's answer was received.
     let received: ContinuousClock.Instant
+
+    /// Whether the server certainly applied this like before `other`.
+    func isCertainlyBefore(_ other: LikePin) -> Bool { received < other.sent }
 }
 
 extension Moment {
@@ -103,9 +113,19 @@ extension Moment {
         return shared
     }
 
-    /// Adds or removes each pinned liker in `likes` (when likes are known).
-    mutating func apply<Pins: Sequence>(_ pins: Pins) where Pins.Element == LikePin {
-        for pin in pins { setLike(pin.isLiked, by: pin.liker) }
+    /// Adds or removes each pinned liker in `likes` (when likes are known), appending
+    /// likers in the order their likes were answered. Returns `false` if two likers were
+    /// appended whose order on the server cannot be known (their likes overlapped): the
+    /// likes list is then a guess that only the server can settle.
+    @discardableResult
+    mutating func apply<Pins: Sequence>(_ pins: Pins) -> Bool where Pins.Element == LikePin {
+        var appended: [LikePin] = []
+        for pin in pins.sorted(by: { $0.received < $1.received }) {
+            let present = likes?.contains { $0.id == pin.liker.id } ?? true
+            setLike(pin.isLiked, by: pin.liker)
+            if pin.isLiked, !present { appended.append(pin) }
+        }
+        return zip(appended, appended.dropFirst()).allSatisfy { $0.isCertainlyBefore($1) }
     }
 
     /// Adds `liker` to `likes` (at the end, as the server appends) or removes them.

@@ -73,6 +73,9 @@ public actor MomentsStore {
     private var loading: [String: Task<Bool, any Error>] = [:]
     private var activity = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// When each request to the service in flight began, by request.
+    private var requestStarts: [Int: ContinuousClock.Instant] = [:]
+    private var requestCount = 0
 
     /// Creates a store.
     /// - Parameters:
@@ -215,6 +218,8 @@ public actor MomentsStore {
         }
         let started = ContinuousClock.now
         refreshesInFlight[userID] = started
+        let request = beginRequest(at: started)
+        defer { endRequest(request) }
         var last: MomentsDetails?
         do {
             try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy) { answer in
@@ -286,6 +291,8 @@ public actor MomentsStore {
             }
         }
 
+        let requestID = beginRequest(at: .now)
+        defer { endRequest(requestID) }
         let previous = likeChains[key]
         let service = self.service
         let request = Task { () async throws -> (MomentsAnswer, ContinuousClock.Instant) in
@@ -367,7 +374,7 @@ public actor MomentsStore {
         let applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         deferredLikers.formUnion(applied.deferredLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
-        evictIfNeeded()
+        evictIfNeeded(sparing: userID)
         return (applied, evidence)
     }
 
@@ -396,7 +403,7 @@ public actor MomentsStore {
         guard let loaded else { return false }
         let applied = try state.apply(loaded, for: userID, evidence: .ofUnknownAge(receivedAt: .now), source: .persisted) { _ in false }
         publish(applied, for: userID, likedBy: nil, likedMoment: nil)
-        evictIfNeeded()
+        evictIfNeeded(sparing: userID)
         return true
     }
 
@@ -480,14 +487,41 @@ public actor MomentsStore {
 
     // MARK: - Bookkeeping
 
-    private func evictIfNeeded() {
-        _ = state.evictIfNeeded { userID in
-            snapshots.hasSubscribers(userID) || likesInFlight[userID] != nil || refreshesInFlight[userID] != nil
+    /// The confirmed value of every moment in memory (likes in flight left out), for
+    /// tests that check confirmed state only moves forward.
+    package var confirmedMoments: [String: Moment] {
+        state.records.mapValues(\.value)
+    }
+
+    /// What the store has in flight, for tests and diagnostics.
+    package var diagnostics: String {
+        "activity \(activity), refreshes \(refreshesInFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeChains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
+            + "convergence \(convergenceNeeded.keys.sorted()) tasks \(convergenceTasks.keys.sorted()), loading \(loading.keys.sorted()), "
+            + "writer busy \(writer.isBusy), flights \(refreshes.count), retired records \(state.retiredCount)"
+    }
+
+    /// Evicts least recently used timelines, sparing `current` (the one just used) and
+    /// every timeline with subscribers, likes or refreshes in flight.
+    private func evictIfNeeded(sparing current: String) {
+        let evicted = state.evictIfNeeded { userID in
+            userID == current || snapshots.hasSubscribers(userID) || likesInFlight[userID] != nil || refreshesInFlight[userID] != nil
         }
+        if !evicted.isEmpty { state.sweepRetired(oldestRequest: requestStarts.values.min()) }
     }
 
     private func beginActivity() {
         activity += 1
+    }
+
+    private func beginRequest(at start: ContinuousClock.Instant) -> Int {
+        requestCount += 1
+        requestStarts[requestCount] = start
+        return requestCount
+    }
+
+    private func endRequest(_ id: Int) {
+        requestStarts[id] = nil
+        state.sweepRetired(oldestRequest: requestStarts.values.min())
     }
 
     private func endActivity() {

@@ -35,6 +35,9 @@ struct StoreState {
     private(set) var timelines: [String: TimelineRecord] = [:]
     /// Likes in flight, by moment, in the order their likers first liked.
     private(set) var intents: [String: [LikeIntent]] = [:]
+    /// Records no timeline in memory holds, kept while an answer that may predate them
+    /// can still arrive: dropped earlier, a stale answer could bring back an older value.
+    private var retired: Set<String> = []
     private var useClock: UInt64 = 0
     let capacity: Int
 
@@ -103,7 +106,8 @@ struct StoreState {
         if case .server(let likedMomentID?) = source, let liked = details.moment(withID: likedMomentID) {
             let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
             let avatar = liked.likes?.first { $0.id == userID }?.avatar ?? details.userDetails.avatar
-            pin = LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar), received: evidence.received)
+            pin = LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar),
+                          sent: evidence.sent ?? evidence.received, received: evidence.received)
         }
 
         var created = Set<String>()
@@ -164,10 +168,10 @@ struct StoreState {
                 applied.needsConvergence = true
             }
         }
-        // Records made for moments this timeline did not take stay out of memory.
-        for id in created where records[id]?.holders.isEmpty == true && intents[id] == nil {
-            records[id] = nil
+        // Records made for moments this timeline did not take are not persisted.
+        for id in created where records[id]?.holders.isEmpty == true {
             applied.batch.moments[id] = nil
+            retireIfUnused(id)
         }
         return applied
     }
@@ -221,8 +225,9 @@ struct StoreState {
         let before = displayedMoment(momentID)
         intents[momentID]?.removeAll { $0.liker.id == likerID }
         if intents[momentID]?.isEmpty == true { intents[momentID] = nil }
-        if records[momentID]?.holders.isEmpty == true, intents[momentID] == nil { records[momentID] = nil }
-        return (true, displayedMoment(momentID) != before)
+        let changed = displayedMoment(momentID) != before
+        retireIfUnused(momentID)
+        return (true, changed)
     }
 
     // MARK: - Memory
@@ -256,8 +261,31 @@ struct StoreState {
 
     private mutating func release(_ momentID: String, from userID: String) {
         records[momentID]?.holders.remove(userID)
-        if records[momentID]?.holders.isEmpty == true, intents[momentID] == nil { records[momentID] = nil }
+        retireIfUnused(momentID)
     }
+
+    private mutating func retireIfUnused(_ momentID: String) {
+        guard let record = records[momentID], record.holders.isEmpty, intents[momentID] == nil else { return }
+        retired.insert(momentID)
+    }
+
+    /// Drops the retired records that no answer can predate any more: every request in
+    /// flight (the oldest left at `oldestRequest`) was sent after their last evidence.
+    mutating func sweepRetired(oldestRequest: ContinuousClock.Instant?) {
+        guard !retired.isEmpty else { return }
+        for id in retired {
+            guard let record = records[id], record.holders.isEmpty, intents[id] == nil else {
+                retired.remove(id)
+                continue
+            }
+            if let oldestRequest, oldestRequest <= record.newestEvidence { continue }
+            records[id] = nil
+            retired.remove(id)
+        }
+    }
+
+    /// The number of records no timeline in memory holds (for tests and diagnostics).
+    var retiredCount: Int { retired.count }
 }
 
 /// A (user, moment) pair: a register of a moment, or a chain of one user's likes of it.

@@ -28,7 +28,3 @@ actor FailingPersistence: MomentsPersistence {
     func removeAll() {}
 }
 
-extension MomentsDetails {
-    func isLiked(_ momentID: String) -> Bool? { moment(withID: momentID)?.isLiked }
-    func likers(_ momentID: String) -> [String]? { moment(withID: momentID)?.likes?.map(\.id) }
-}

@@ -1,0 +1,69 @@
+import Foundation
+import Moments
+import MomentsSQLite
+import MomentsTestSupport
+import Synchronization
+import Testing
+
+/// SQLite's blocking calls run on threads of their own: a store waiting on another
+/// process's write lock never holds up the rest of the process.
+@Suite struct SQLiteThreadingTests {
+    @Test func writesWaitingOnAnotherProcesssLockDoNotStallOtherWork() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("locked.sqlite").path
+        // More writers than Swift has cooperative threads, each on its own connection.
+        let writers = try (0..<8).map { _ in try SQLitePersistence(path: path, configuration: .init(busyTimeout: .seconds(120))) }
+
+        // Another process takes the write lock and keeps it until its stdin closes, or 60
+        // seconds pass: were SQLite's waits on Swift's threads, the work below would only
+        // go on once the lock is released, after the writers.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import select, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN EXCLUSIVE')
+            print('locked', flush=True)
+            select.select([sys.stdin], [], [], 60)
+            c.execute('COMMIT')
+            """, path]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer { holder.waitUntilExit() }
+        var lines = LineReader(output.fileHandleForReading).lines.makeAsyncIterator()
+        #expect(await lines.next() == "locked")
+
+        let saved = Counter()
+        let saves = writers.enumerated().map { index, writer in
+            Task {
+                try await writer.save(SampleTimelines.timeline(user: "w\(index)", moments: 3), for: "w\(index)")
+                saved.increment()
+            }
+        }
+
+        // Meanwhile, a thousand operations on an in-memory store.
+        let service = FakeMomentsService()
+        await service.addUser("0", moments: ["a", "b", "c"])
+        let store = MomentsStore(service: service, persistence: InMemoryPersistence())
+        for round in 0..<500 {
+            try await store.refresh(userID: "0")
+            try await store.setLike(round % 2 == 0, momentID: "b", userID: "0")
+        }
+        #expect(saved.value == 0, "the writers finished first: the other work waited for the lock")
+
+        try input.fileHandleForWriting.close()
+        for save in saves { try await save.value }
+        #expect(saved.value == writers.count)
+        let reopened = try SQLitePersistence(path: path)
+        #expect(Set(try await reopened.userIDs()) == Set((0..<8).map { "w\($0)" }))
+    }
+}
+
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}

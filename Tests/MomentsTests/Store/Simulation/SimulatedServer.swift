@@ -1,0 +1,89 @@
+import Moments
+import MomentsTestSupport
+
+/// A model of the BFF for the store simulation: users whose timelines share moments, and
+/// who likes what, with the history of every (moment, user) like register so a test can
+/// tell whether a value it saw is older than another.
+struct SimulatedServer {
+    private(set) var timelines: [String: [String]]
+    private(set) var likers: [String: [String]]
+    /// (moment, user) → every value the register has had, oldest first.
+    private(set) var history: [LikeRegister: [Bool]] = [:]
+
+    struct LikeRegister: Hashable {
+        let momentID: String
+        let userID: String
+    }
+
+    init(users: Int, moments: Int, using generator: inout SeededGenerator) {
+        let momentIDs = (0..<moments).map { "m\($0)" }
+        var timelines: [String: [String]] = [:]
+        for user in 0..<users {
+            let count = Int.random(in: 2...min(4, moments), using: &generator)
+            timelines["u\(user)"] = Array(momentIDs.shuffled(using: &generator).prefix(count))
+        }
+        var likers: [String: [String]] = [:]
+        for id in momentIDs {
+            likers[id] = timelines.keys.sorted().filter { _ in Int.random(in: 0..<3, using: &generator) == 0 }
+        }
+        self.timelines = timelines
+        self.likers = likers
+        for id in momentIDs {
+            for user in timelines.keys { history[LikeRegister(momentID: id, userID: user)] = [likers[id]?.contains(user) ?? false] }
+        }
+    }
+
+    /// A server with exactly these timelines (user → moment ids) and likers (moment → users).
+    init(timelines: [String: [String]], likers: [String: [String]]) {
+        self.timelines = timelines
+        var all = likers
+        for ids in timelines.values { for id in ids where all[id] == nil { all[id] = [] } }
+        self.likers = all
+        for id in all.keys {
+            for user in timelines.keys { history[LikeRegister(momentID: id, userID: user)] = [all[id]?.contains(user) ?? false] }
+        }
+    }
+
+    var userIDs: [String] { timelines.keys.sorted() }
+
+    /// The timeline the server computes for `userID` now.
+    func timeline(_ userID: String) -> MomentsDetails {
+        let owner = UserDetails(id: userID, name: "User \(userID)", avatar: "https://img/\(userID).jpg", backgroundImage: "https://img/bg.jpg")
+        let moments = (timelines[userID] ?? []).map { id in
+            let ids = likers[id] ?? []
+            return Moment(
+                id: id,
+                userDetails: Moment.MomentUserDetails(id: "author", name: "Author", avatar: "https://img/author.jpg"),
+                type: .photos, title: "Moment \(id)", photos: ["https://img/\(id).jpg"], createdDate: "1605521360",
+                isLiked: ids.contains(userID),
+                likes: ids.map { Moment.LikedUser(id: $0, avatar: "https://img/\($0).jpg") }
+            )
+        }
+        return MomentsDetails(userDetails: owner, moments: moments)
+    }
+
+    /// Applies `userID`'s like or unlike of `momentID` (idempotent; an unknown moment is
+    /// not an error) and returns the liker's timeline.
+    mutating func like(_ isLiked: Bool, momentID: String, userID: String) -> MomentsDetails {
+        if var ids = likers[momentID] {
+            let had = ids.contains(userID)
+            if isLiked, !had { ids.append(userID) }
+            if !isLiked, had { ids.removeAll { $0 == userID } }
+            likers[momentID] = ids
+            if had != isLiked { history[LikeRegister(momentID: momentID, userID: userID), default: [had]].append(isLiked) }
+        }
+        return timeline(userID)
+    }
+
+    /// Whether a sequence of values seen for one register can be a walk forward through
+    /// its history: each value matched to a version no earlier than the previous one's.
+    func isMonotone(_ seen: [Bool], momentID: String, userID: String) -> Bool {
+        let versions = history[LikeRegister(momentID: momentID, userID: userID)] ?? [false]
+        var position = 0
+        for value in seen {
+            guard let match = versions[position...].firstIndex(of: value) else { return false }
+            position = match
+        }
+        return true
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import MomentsTestSupport
+import Synchronization
+
+/// One seeded schedule: random refreshes, likes, subscriptions and cancellations from
+/// several users over shared moments, against a server that processes requests in a
+/// random order and delays, reorders, fails and loses answers. Returns what went wrong.
+struct StoreSimulation {
+    let seed: UInt64
+    var steps = 40
+    /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error.
+    private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"] != nil
+
+    private func trace(_ text: @autoclosure () -> String) {
+        if tracing { FileHandle.standardError.write(Data("[\(seed)] \(text())\n".utf8)) }
+    }
+
+    /// ``run()``, reporting a schedule that does not end within `deadline` as a failure
+    /// (with what the store still had in flight) instead of hanging.
+    func runWithDeadline(_ deadline: Duration) async -> [String] {
+        let stuck = Locked<String?>(nil)
+        let waiter = Locked<CheckedContinuation<[String], Never>?>(nil)
+        let finish: @Sendable ([String]) -> Void = { failures in
+            var continuation: CheckedContinuation<[String], Never>?
+            waiter.update { continuation = $0; $0 = nil }
+            continuation?.resume(returning: failures)
+        }
+        // Unstructured tasks: a schedule stuck forever must not hold the test with it.
+        return await withCheckedContinuation { continuation in
+            waiter.update { $0 = continuation }
+            Task { finish(await run(reportingTo: stuck)) }
+            Task {
+                try? await Task.sleep(for: deadline)
+                finish(["the schedule did not end within \(deadline): \(stuck.value ?? "?")"])
+            }
+        }
+    }
+
+    func run(reportingTo progress: Locked<String?> = Locked(nil)) async -> [String] {
+        var generator = SeededGenerator(seed: seed)
+        let server = SimulatedServer(users: 6, moments: 6, using: &generator)
+        let service = SimulatedService(server: server)
+        let persistence = InMemoryPersistence()
+        let capacity = Int.random(in: 1...4, using: &generator)
+        let store = MomentsStore(service: service, persistence: persistence, configuration: .init { $0.maximumTimelinesInMemory = capacity })
+        let feed = StreamProbe(store.changes())
+        var subscribers: [String: StreamProbe<MomentsDetails>] = [:]
+        var operations: [Task<Void, Never>] = []
+        let users = server.userIDs
+        var samples: [[String: Moment]] = []
+
+        for _ in 0..<steps {
+            let pending = await service.pending
+            switch Int.random(in: 0..<100, using: &generator) {
+            case 0..<15:
+                let user = users.randomElement(using: &generator) ?? "u0"
+                let policy: CachePolicy = Bool.random(using: &generator) ? .remote : .localOrRemote
+                operations.append(Task { _ = try? await store.refresh(userID: user, cachePolicy: policy) })
+            case 15..<40:
+                let user = users.randomElement(using: &generator) ?? "u0"
+                let moment = (server.timelines[user] ?? ["m0"]).randomElement(using: &generator) ?? "m0"
+                let isLiked = Bool.random(using: &generator)
+                operations.append(Task { _ = try? await store.setLike(isLiked, momentID: moment, userID: user) })
+            case 40..<45:
+                operations.randomElement(using: &generator)?.cancel()
+            case 45..<50:
+                let user = users.randomElement(using: &generator) ?? "u0"
+                if let probe = subscribers.removeValue(forKey: user) {
+                    probe.cancel()
+                } else {
+                    subscribers[user] = StreamProbe(await store.updates(for: user))
+                }
+            case 50..<72:
+                if let id = pending.unprocessed.randomElement(using: &generator) { await service.process(id) }
+            case 72..<92:
+                if let id = pending.answered.randomElement(using: &generator) { await service.deliver(id) }
+            default:
+                if let id = (pending.unprocessed + pending.answered).randomElement(using: &generator) { await service.fail(id) }
+            }
+            await settle(service)
+            samples.append(await store.confirmedMoments)
+            let after = await service.pending
+            trace("step done: \(after)")
+        }
+
+        trace("quiescing")
+        let finished = Locked(0)
+        let count = operations.count
+        operations = operations.map { operation in Task { await operation.value; finished.update { $0 += 1 } } }
+        await quiesce(store, service, using: &generator, progress: progress) { finished.value == count }
+        trace("awaiting operations")
+        for operation in operations { await operation.value }
+        trace("checking")
+        var failures: [String] = []
+
+        // Without lost answers, nothing needs a final refresh: the store already agrees.
+        if await service.lostAnswers == 0 {
+            for user in users {
+                guard let held = try? await store.details(for: user) else { continue }
+                let truth = await service.server.timeline(user)
+                if held != truth { failures.append("before the final refresh, user \(user): store \(summary(held)) ≠ server \(summary(truth))") }
+            }
+        }
+
+        for user in users {
+            let done = Locked(false)
+            let refresh = Task {
+                defer { done.update { $0 = true } }
+                return try await store.refresh(userID: user)
+            }
+            await quiesce(store, service, using: &generator, progress: progress) { done.value }
+            if case .failure(let error) = await refresh.result { failures.append("the final refresh of \(user) failed: \(error)") }
+        }
+        for user in users {
+            let truth = await service.server.timeline(user)
+            let held: MomentsDetails?
+            do {
+                held = try await store.details(for: user)
+            } catch {
+                held = nil
+                failures.append("user \(user): the store cannot read its timeline: \(error)")
+            }
+            let persisted = try? await persistence.load(userID: user)
+            if held != truth {
+                let diagnostics = await store.diagnostics
+                let inMemory = await store.timelinesInMemory
+                failures.append("user \(user): store \(held.map(summary) ?? "nil") ≠ server \(summary(truth)) [\(inMemory) in memory; \(diagnostics)]")
+            }
+            if persisted != truth { failures.append("user \(user): persisted \(persisted.map(summary) ?? "nil") ≠ server \(summary(truth))") }
+            if let probe = subscribers[user], let last = await probe.waitUntil(timeout: Duration.seconds(5), { $0 == truth }), last != truth {
+                failures.append("user \(user): the last snapshot \(summary(last)) ≠ server \(summary(truth))")
+            }
+        }
+
+        // No confirmed value of a like register may be older than one seen before it.
+        let sequence = store.lastChangeSequence
+        _ = await feed.waitUntil(timeout: Duration.seconds(5)) { $0.sequence == sequence }
+        let changes = feed.values
+        var seen: [SimulatedServer.LikeRegister: [Bool]] = [:]
+        var sampled: [SimulatedServer.LikeRegister: [Bool]] = [:]
+        for sample in samples {
+            for (id, moment) in sample {
+                for user in users {
+                    sampled[SimulatedServer.LikeRegister(momentID: id, userID: user), default: []].append(moment.likes?.contains { $0.id == user } ?? false)
+                }
+            }
+        }
+        var previousSequence: UInt64 = 0
+        for change in changes {
+            if change.sequence <= previousSequence { failures.append("sequence \(change.sequence) after \(previousSequence)") }
+            previousSequence = change.sequence
+            if case .gap = change.kind { failures.append("the feed reported a gap") }
+            guard case .moment(let update) = change.kind, update.phase != MomentChange.Phase.optimistic else { continue }
+            for user in users {
+                let register = SimulatedServer.LikeRegister(momentID: update.moment.id, userID: user)
+                seen[register, default: []].append(update.moment.likes?.contains { $0.id == user } ?? false)
+            }
+        }
+        let finalServer = await service.server
+        for (register, values) in seen where !finalServer.isMonotone(values, momentID: register.momentID, userID: register.userID) {
+            failures.append("register \(register.momentID)/\(register.userID) went back in the feed: saw \(values), history \(finalServer.history[register] ?? [])")
+        }
+        for (register, values) in sampled where !finalServer.isMonotone(values, momentID: register.momentID, userID: register.userID) {
+            failures.append("register \(register.momentID)/\(register.userID) went back in confirmed state: sampled \(values), history \(finalServer.history[register] ?? [])")
+        }
+        feed.cancel()
+        subscribers.values.forEach { $0.cancel() }
+        return failures
+    }
+
+    /// Lets the store react to the last step: yields until the service's state stops changing.
+    private func settle(_ service: SimulatedService) async {
+        var last = await signature(service)
+        var stable = 0
+        for _ in 0..<400 {
+            await Task.yield()
+            let now = await signature(service)
+            if now == last {
+                stable += 1
+                if stable >= 4 { return }
+            } else {
+                stable = 0
+                last = now
+            }
+        }
+    }
+
+    private func signature(_ service: SimulatedService) async -> [Int] {
+        let pending = await service.pending
+        return [await service.callsReceived] + pending.unprocessed + [-1] + pending.answered
+    }
+
+    /// Answers every call, in a random order, until `isDone` holds, no call is waiting
+    /// and the store has nothing in flight.
+    private func quiesce(
+        _ store: MomentsStore, _ service: SimulatedService, using generator: inout SeededGenerator,
+        progress: Locked<String?>, until isDone: @Sendable () -> Bool = { true }
+    ) async {
+        while true {
+            let pending = await service.pending
+            if pending.unprocessed.isEmpty, pending.answered.isEmpty, isDone() {
+                // Idle means nothing in flight; a call may still arrive (a refetch) while
+                // waiting, and must then be answered.
+                let diagnostics = await store.diagnostics
+                let calls = await service.log.suffix(12).joined(separator: "; ")
+                progress.update { $0 = "waiting until the store is idle: \(diagnostics); last calls: \(calls)" }
+                let idle = Locked(false)
+                let waiter = Task {
+                    await store.waitUntilIdle()
+                    idle.update { $0 = true }
+                }
+                while !idle.value, await service.isEmpty { await settle(service) }
+                if idle.value, await service.isEmpty { return }
+                _ = waiter
+                continue
+            }
+            let diagnostics = await store.diagnostics
+            progress.update { $0 = "pending calls \(pending); store: \(diagnostics)" }
+            trace("quiesce: pending \(pending); store: \(diagnostics)")
+            for id in pending.unprocessed.shuffled(using: &generator) { await service.process(id) }
+            for id in (pending.unprocessed + pending.answered).shuffled(using: &generator) { await service.deliver(id) }
+            await settle(service)
+        }
+    }
+
+    private func summary(_ details: MomentsDetails) -> String {
+        details.moments.map { "\($0.id)[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
+    }
+}
+
+/// A value shared between tasks.
+final class Locked<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+
+    init(_ value: Value) { storage = Mutex(value) }
+
+    var value: Value { storage.withLock { $0 } }
+
+    func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
+}
