@@ -1,7 +1,7 @@
 // swift run -c release MomentsBenchmarks [--json] [--quick] [--only NAME[,NAME…]]
 //
 // Every figure is printed beside a baseline measured in the same run, with the ratio.
-// Cases: decode, http, cache, fanout, sqlite, json, users.
+// Cases: decode, http, cache, store, fanout, sqlite, json, users.
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -33,6 +33,7 @@ await attempt("http") { try await HTTPBenchmark.run() }
 if only?.contains("profile") == true { await attempt("profile") { try await HTTPBreakdown.profile(seconds: 8) } }
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
+await attempt("store") { await StoreBenchmark.run() }
 await attempt("fanout") { await FanOutBenchmark.run() }
 await attempt("sqlite") { try await SQLiteBenchmark.run() }
 await attempt("json") { try await JSONFileBenchmark.run() }

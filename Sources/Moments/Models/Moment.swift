@@ -1,11 +1,19 @@
 public import Foundation
 
 /// One post in a timeline.
-public struct Moment: Codable, Sendable, Hashable, Identifiable {
+///
+/// A value type whose content (everything but ``isLiked``) lives in one shared,
+/// immutable box: copying a moment costs one reference count, and two moments decoded
+/// or stored from the same value compare equal by identity before comparing fields.
+/// Setting a content property makes a new box for that moment alone.
+public struct Moment: Sendable, Hashable, Identifiable {
     /// The author of a moment.
     public struct MomentUserDetails: Codable, Sendable, Hashable {
+        /// The author's id.
         public var id: String
+        /// The author's display name.
         public var name: String
+        /// The URL of the author's avatar image.
         public var avatar: String
 
         public init(id: String, name: String, avatar: String) {
@@ -17,7 +25,9 @@ public struct Moment: Codable, Sendable, Hashable, Identifiable {
 
     /// A user who liked a moment. The BFF gives only these two fields.
     public struct LikedUser: Codable, Sendable, Hashable, Identifiable {
+        /// The user's id.
         public var id: String
+        /// The URL of the user's avatar image.
         public var avatar: String
 
         public init(id: String, avatar: String) {
@@ -26,21 +36,119 @@ public struct Moment: Codable, Sendable, Hashable, Identifiable {
         }
     }
 
-    public var id: String
-    public var userDetails: MomentUserDetails
-    public var type: MomentType
-    /// The title; `nil` when the BFF sends `null` or leaves it out.
-    public var title: String?
-    /// The link of a `URL` moment; `nil` when the BFF sends `null` or leaves it out.
-    public var url: String?
-    /// URLs of the photos, possibly none.
-    public var photos: [String]
-    /// When the moment was posted, in Unix seconds, exactly as the BFF sent it.
-    public var createdDate: String
+    /// The content shared by copies. Every field is a `let` of a `Sendable` type, so a
+    /// box is immutable and safe to share between threads.
+    final class Content: Sendable {
+        let id: String
+        let userDetails: MomentUserDetails
+        let type: MomentType
+        let title: String?
+        let url: String?
+        let photos: [String]
+        let createdDate: String
+        let likes: [LikedUser]?
+
+        init(id: String, userDetails: MomentUserDetails, type: MomentType, title: String?, url: String?,
+             photos: [String], createdDate: String, likes: [LikedUser]?) {
+            self.id = id
+            self.userDetails = userDetails
+            self.type = type
+            self.title = title
+            self.url = url
+            self.photos = photos
+            self.createdDate = createdDate
+            self.likes = likes
+        }
+
+        /// A copy with the fields `change` sets replaced.
+        func with(_ change: (inout Fields) -> Void) -> Content {
+            var fields = Fields(self)
+            change(&fields)
+            return Content(id: fields.id, userDetails: fields.userDetails, type: fields.type, title: fields.title,
+                           url: fields.url, photos: fields.photos, createdDate: fields.createdDate, likes: fields.likes)
+        }
+
+        func isEqual(to other: Content) -> Bool {
+            self === other || (id == other.id && createdDate == other.createdDate && type == other.type && title == other.title
+                && url == other.url && userDetails == other.userDetails && photos == other.photos && likes == other.likes)
+        }
+    }
+
+    /// The fields of a ``Content``, to change one.
+    struct Fields {
+        var id: String
+        var userDetails: MomentUserDetails
+        var type: MomentType
+        var title: String?
+        var url: String?
+        var photos: [String]
+        var createdDate: String
+        var likes: [LikedUser]?
+
+        init(_ content: Content) {
+            id = content.id
+            userDetails = content.userDetails
+            type = content.type
+            title = content.title
+            url = content.url
+            photos = content.photos
+            createdDate = content.createdDate
+            likes = content.likes
+        }
+    }
+
+    private(set) var content: Content
+
     /// Whether the timeline's owner liked this moment; `nil` when likes were not requested.
     public var isLiked: Bool?
+
+    /// The moment's id, unique across timelines.
+    public var id: String {
+        get { content.id }
+        set { content = content.with { $0.id = newValue } }
+    }
+
+    /// The author.
+    public var userDetails: MomentUserDetails {
+        get { content.userDetails }
+        set { content = content.with { $0.userDetails = newValue } }
+    }
+
+    /// What the moment shows: a link or photos.
+    public var type: MomentType {
+        get { content.type }
+        set { content = content.with { $0.type = newValue } }
+    }
+
+    /// The title; `nil` when the BFF sends `null` or leaves it out.
+    public var title: String? {
+        get { content.title }
+        set { content = content.with { $0.title = newValue } }
+    }
+
+    /// The link of a `URL` moment; `nil` when the BFF sends `null` or leaves it out.
+    public var url: String? {
+        get { content.url }
+        set { content = content.with { $0.url = newValue } }
+    }
+
+    /// URLs of the photos, possibly none.
+    public var photos: [String] {
+        get { content.photos }
+        set { content = content.with { $0.photos = newValue } }
+    }
+
+    /// When the moment was posted, in Unix seconds, exactly as the BFF sent it.
+    public var createdDate: String {
+        get { content.createdDate }
+        set { content = content.with { $0.createdDate = newValue } }
+    }
+
     /// Who liked this moment; `nil` when likes were not requested.
-    public var likes: [LikedUser]?
+    public var likes: [LikedUser]? {
+        get { content.likes }
+        set { content = content.with { $0.likes = newValue } }
+    }
 
     public init(
         id: String,
@@ -53,20 +161,69 @@ public struct Moment: Codable, Sendable, Hashable, Identifiable {
         isLiked: Bool? = nil,
         likes: [LikedUser]? = nil
     ) {
-        self.id = id
-        self.userDetails = userDetails
-        self.type = type
-        self.title = title
-        self.url = url
-        self.photos = photos
-        self.createdDate = createdDate
+        content = Content(id: id, userDetails: userDetails, type: type, title: title, url: url,
+                          photos: photos, createdDate: createdDate, likes: likes)
         self.isLiked = isLiked
-        self.likes = likes
     }
 
     /// ``createdDate`` as a `Date`, or `nil` if it is not a number of seconds.
     public var createdAt: Date? {
         guard let seconds = TimeInterval(createdDate), seconds.isFinite else { return nil }
         return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Whether this moment and `other` have the same content, `isLiked` aside.
+    func hasSameContent(as other: Moment) -> Bool {
+        content.isEqual(to: other.content)
+    }
+
+    public static func == (lhs: Moment, rhs: Moment) -> Bool {
+        lhs.isLiked == rhs.isLiked && lhs.content.isEqual(to: rhs.content)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(userDetails)
+        hasher.combine(type)
+        hasher.combine(title)
+        hasher.combine(url)
+        hasher.combine(photos)
+        hasher.combine(createdDate)
+        hasher.combine(isLiked)
+        hasher.combine(likes)
+    }
+}
+
+extension Moment: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, userDetails, type, title, url, photos, createdDate, isLiked, likes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            userDetails: try container.decode(MomentUserDetails.self, forKey: .userDetails),
+            type: try container.decode(MomentType.self, forKey: .type),
+            title: try container.decodeIfPresent(String.self, forKey: .title),
+            url: try container.decodeIfPresent(String.self, forKey: .url),
+            photos: try container.decode([String].self, forKey: .photos),
+            createdDate: try container.decode(String.self, forKey: .createdDate),
+            isLiked: try container.decodeIfPresent(Bool.self, forKey: .isLiked),
+            likes: try container.decodeIfPresent([LikedUser].self, forKey: .likes)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(userDetails, forKey: .userDetails)
+        try container.encode(type, forKey: .type)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(url, forKey: .url)
+        try container.encode(photos, forKey: .photos)
+        try container.encode(createdDate, forKey: .createdDate)
+        try container.encodeIfPresent(isLiked, forKey: .isLiked)
+        try container.encodeIfPresent(likes, forKey: .likes)
     }
 }

@@ -35,6 +35,12 @@ public struct GraphQLMomentsService: MomentsService {
         try await client.send(UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID))
     }
 
+    /// Fetches under `cachePolicy` through the client's cache policies; the answer says
+    /// whether it came from the cache, or when its exchange began.
+    public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
+        MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)))
+    }
+
     /// Fetches under `cachePolicy` through the client's cache policies; each answer says
     /// whether it came from the cache, or when its exchange began.
     public func refreshAnswers(

@@ -19,6 +19,13 @@ public protocol MomentsService: Sendable {
     /// timeline as it is after the change.
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
 
+    /// Fetches `userID`'s timeline under a cache policy with one answer (every policy but
+    /// ``CachePolicy/localThenRemote``), and says where the answer came from.
+    ///
+    /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
+    /// answer as the server's.
+    func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer
+
     /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
     /// as it arrives: at most a cached answer and then the server's (for
     /// ``CachePolicy/localThenRemote``, both).
@@ -50,11 +57,14 @@ extension MomentsService {
         try await getMoments(userID: userID)
     }
 
+    public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
+        MomentsAnswer(details: try await getMoments(userID: userID, cachePolicy: cachePolicy), origin: .server(sentAt: nil))
+    }
+
     public func refreshAnswers(
         userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
-        let details = try await getMoments(userID: userID, cachePolicy: cachePolicy)
-        try await receive(MomentsAnswer(details: details, origin: .server(sentAt: nil)))
+        try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy))
     }
 
     public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {

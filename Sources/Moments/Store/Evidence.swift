@@ -10,12 +10,12 @@
 struct Evidence: Sendable, Hashable {
     /// The earliest instant the server may have computed the value; `nil` when it may
     /// be any time before ``received``.
-    let sent: ContinuousClock.Instant?
+    let sent: StoreInstant?
     /// When the store received (applied) it.
-    let received: ContinuousClock.Instant
+    let received: StoreInstant
 
     /// A value of unknown age, received now.
-    static func ofUnknownAge(receivedAt received: ContinuousClock.Instant) -> Evidence {
+    static func ofUnknownAge(receivedAt received: StoreInstant) -> Evidence {
         Evidence(sent: nil, received: received)
     }
 
@@ -32,7 +32,7 @@ struct Evidence: Sendable, Hashable {
 
     /// Whether the server certainly computed this value after the store received
     /// something at `instant`.
-    func wasSent(after instant: ContinuousClock.Instant) -> Bool {
+    func wasSent(after instant: StoreInstant) -> Bool {
         guard let sent else { return false }
         return sent > instant
     }

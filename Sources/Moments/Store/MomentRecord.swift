@@ -4,7 +4,10 @@
 /// A moment's state is made of registers: its content (author, type, title, url,
 /// photos, date) and, for each user, whether that user likes it. ``merge(_:evidence:pin:isLikeInFlight:)``
 /// is the ordering rule that keeps each register moving forward only.
-struct MomentRecord {
+///
+/// A class, so the store reaches and changes a record in place; records live inside the
+/// store's actor and are never shared outside it.
+final class MomentRecord {
     /// The confirmed value, with `isLiked` `nil`: `isLiked` belongs to each timeline
     /// and follows `likes`.
     var value: Moment
@@ -22,7 +25,7 @@ struct MomentRecord {
     }
 
     /// When the store last received evidence about the value (an answer or a pin).
-    var newestEvidence: ContinuousClock.Instant {
+    var newestEvidence: StoreInstant {
         pins.values.reduce(evidence.received) { max($0, $1.received) }
     }
 
@@ -48,9 +51,14 @@ struct MomentRecord {
     /// - in every case, `pin` (the answer of this store's own like of this moment) is
     ///   the authority for its liker's register, and earlier pins hold against any
     ///   answer not certainly computed after them.
-    mutating func merge(
+    func merge(
         _ incoming: Moment, evidence answer: Evidence, pin: LikePin?, isLikeInFlight: (String) -> Bool
     ) -> Merge {
+        // The common case, cheaply: the answer agrees with the value, and no like is pinned.
+        if pin == nil, pins.isEmpty, incoming.likes != nil || value.likes == nil, incoming.hasSameContent(as: value) {
+            if answer.isCertainlyNewer(than: evidence) { evidence = answer }
+            return Merge()
+        }
         if let pin { pins[pin.liker.id] = pin }
         var candidate = incoming.sharedValue(keepingLikes: value.likes)
         var merge = Merge()
@@ -95,9 +103,9 @@ struct LikePin: Sendable {
     let isLiked: Bool
     let liker: Moment.LikedUser
     /// When the mutation was sent.
-    let sent: ContinuousClock.Instant
+    let sent: StoreInstant
     /// When the mutation's answer was received.
-    let received: ContinuousClock.Instant
+    let received: StoreInstant
 
     /// Whether the server certainly applied this like before `other`.
     func isCertainlyBefore(_ other: LikePin) -> Bool { received < other.sent }
@@ -109,7 +117,7 @@ extension Moment {
     func sharedValue(keepingLikes known: [LikedUser]?) -> Moment {
         var shared = self
         shared.isLiked = nil
-        if shared.likes == nil { shared.likes = known }
+        if shared.likes == nil, known != nil { shared.likes = known }
         return shared
     }
 

@@ -55,26 +55,27 @@ public actor MomentsStore {
     private let writer: PersistenceWriter
     private let snapshots = SubscriberRegistry<MomentsDetails>()
     private let feed: ChangeFeed
-    private let refreshes = SingleFlight<String, MomentsDetails>()
+    private let refreshes = SharedCall<String, MomentsDetails>()
 
     private var state: StoreState
-    /// The tail of each (user, moment) chain of likes, so they reach the server in call order.
-    private var likeChains: [LikeKey: Task<Void, Never>] = [:]
+    /// The last call of each (user, moment) chain of likes, opened when its request has
+    /// ended, so likes reach the server in call order.
+    private var likeChains: [LikeKey: Latch] = [:]
     private var likesInFlight: [String: Int] = [:]
     private var likeCalls = 0
     /// Registers whose difference with an answer waits on the liker's like in flight.
     private var deferredLikers: Set<LikeKey> = []
     /// Users with a refresh in flight: when it was sent (`nil` while reading persistence first).
-    private var refreshesInFlight: [String: ContinuousClock.Instant?] = [:]
+    private var refreshesInFlight: [String: StoreInstant?] = [:]
     private var persistenceFailures: [String: any Error] = [:]
     /// Users whose timeline the server must settle, and since when.
-    private var convergenceNeeded: [String: ContinuousClock.Instant] = [:]
+    private var convergenceNeeded: [String: StoreInstant] = [:]
     private var convergenceTasks: [String: Task<Void, Never>] = [:]
     private var loading: [String: Task<Bool, any Error>] = [:]
     private var activity = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// When each request to the service in flight began, by request.
-    private var requestStarts: [Int: ContinuousClock.Instant] = [:]
+    private var requestStarts: [Int: StoreInstant] = [:]
     private var requestCount = 0
 
     /// Creates a store.
@@ -180,8 +181,9 @@ public actor MomentsStore {
     /// emits what changed, and persists it.
     ///
     /// Persisted state is emitted first, if none was in memory. Concurrent refreshes of
-    /// one user share a single fetch, which is cancelled when every caller waiting on it
-    /// has been cancelled.
+    /// one user share a single fetch. A caller's cancellation never fails the others: the
+    /// fetch stops when its caller is cancelled, and a caller still waiting fetches again;
+    /// once every caller has been cancelled, nothing is fetched.
     ///
     /// - Parameter cachePolicy: Where the service may take the answer from (for
     ///   ``GraphQLMomentsService``, its client's response cache). The default is
@@ -196,8 +198,12 @@ public actor MomentsStore {
     ///   is still applied and emitted, and persisted with the next write).
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
-        try await refreshes.run(userID) { [self] in
-            try await performRefresh(userID, cachePolicy: cachePolicy)
+        do {
+            return try await refreshes.run(userID) {
+                try await performRefresh(userID, cachePolicy: cachePolicy)
+            }
+        } catch where Task.isCancelled {
+            throw CancellationError()
         }
     }
 
@@ -216,14 +222,19 @@ public actor MomentsStore {
             // A damaged persisted timeline is replaced by the server's answer below.
             log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
         }
-        let started = ContinuousClock.now
+        let started = StoreInstant.now
         refreshesInFlight[userID] = started
         let request = beginRequest(at: started)
         defer { endRequest(request) }
         var last: MomentsDetails?
         do {
-            try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy) { answer in
-                try await self.receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
+            if cachePolicy == .localThenRemote {
+                try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy) { answer in
+                    try await self.receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
+                }
+            } else {
+                let answer = try await service.refreshAnswer(userID: userID, cachePolicy: cachePolicy)
+                try await receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
             }
             last = state.displayedTimeline(userID)
         } catch {
@@ -238,7 +249,7 @@ public actor MomentsStore {
     }
 
     private func receiveRefreshAnswer(
-        _ answer: MomentsAnswer, for userID: String, callStarted: ContinuousClock.Instant, cachePolicy: CachePolicy
+        _ answer: MomentsAnswer, for userID: String, callStarted: StoreInstant, cachePolicy: CachePolicy
     ) async throws {
         let (applied, evidence) = try apply(answer, for: userID, callStarted: callStarted, likeOf: nil)
         if applied.needsConvergence {
@@ -250,7 +261,7 @@ public actor MomentsStore {
             }
         }
         do {
-            try await writer.wait(for: writer.enqueue(applied.batch))
+            try await writer.write(applied.batch)
         } catch {
             persistenceFailures[userID] = error
         }
@@ -294,16 +305,22 @@ public actor MomentsStore {
         let requestID = beginRequest(at: .now)
         defer { endRequest(requestID) }
         let previous = likeChains[key]
-        let service = self.service
-        let request = Task { () async throws -> (MomentsAnswer, ContinuousClock.Instant) in
-            _ = await previous?.value
-            try Task.checkCancellation()
-            let started = ContinuousClock.now
-            return (try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started)
+        let link = Latch()
+        likeChains[key] = link
+        let result: Result<(MomentsAnswer, StoreInstant), any Error>
+        // The request runs in the caller's task; the previous call's request must end first.
+        await previous?.wait()
+        if Task.isCancelled {
+            result = .failure(CancellationError())
+        } else {
+            let started = StoreInstant.now
+            do {
+                result = .success((try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started))
+            } catch {
+                result = .failure(error)
+            }
         }
-        let tail = Task { _ = await request.result }
-        likeChains[key] = tail
-        let result = await withTaskCancellationHandler { await request.result } onCancel: { request.cancel() }
+        link.open()
 
         switch result {
         case .success(let (answer, started)):
@@ -311,25 +328,25 @@ public actor MomentsStore {
             do {
                 (applied, _) = try apply(answer, for: userID, callStarted: started, likeOf: momentID)
             } catch {
-                endLike(key, tail: tail, generation: generation, failed: true)
+                endLike(key, link: link, generation: generation, failed: true)
                 throw error
             }
-            endLike(key, tail: tail, generation: generation, failed: false)
+            endLike(key, link: link, generation: generation, failed: false)
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
             try await writer.wait(for: ticket)
             return state.displayedTimeline(userID) ?? answer.details
         case .failure(let error):
-            endLike(key, tail: tail, generation: generation, failed: true)
+            endLike(key, link: link, generation: generation, failed: true)
             throw error
         }
     }
 
     /// Ends one like call: its chain link, and its intent unless a later call replaced it
     /// (emitting the confirmed value, or the rollback).
-    private func endLike(_ key: LikeKey, tail: Task<Void, Never>, generation: Int?, failed: Bool) {
-        if likeChains[key] == tail { likeChains[key] = nil }
+    private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool) {
+        if likeChains[key] === link { likeChains[key] = nil }
         if failed, deferredLikers.remove(key) != nil {
             // An answer's difference was waiting on this like, which may or may not have
             // reached the server: only the server can settle it.
@@ -357,14 +374,14 @@ public actor MomentsStore {
     /// Applies an answer under the ordering rule and emits what changed; returns what to
     /// persist and settle.
     private func apply(
-        _ answer: MomentsAnswer, for userID: String, callStarted: ContinuousClock.Instant, likeOf momentID: String?
+        _ answer: MomentsAnswer, for userID: String, callStarted: StoreInstant, likeOf momentID: String?
     ) throws -> (StoreState.Applied, Evidence) {
-        let now = ContinuousClock.now
+        let now = StoreInstant.now
         let evidence: Evidence
         let source: StoreState.Source
         switch answer.origin {
         case .server(let sentAt):
-            evidence = Evidence(sent: sentAt ?? callStarted, received: now)
+            evidence = Evidence(sent: sentAt.map(StoreInstant.init) ?? callStarted, received: now)
             source = .server(likeOf: momentID)
         case .cache:
             evidence = .ofUnknownAge(receivedAt: now)
@@ -418,7 +435,7 @@ public actor MomentsStore {
     // MARK: - Settling
 
     /// Has the server settle `userID`'s timeline: a refresh sent after `since`.
-    private func scheduleConvergence(_ userID: String, since: ContinuousClock.Instant) {
+    private func scheduleConvergence(_ userID: String, since: StoreInstant) {
         if let current = convergenceNeeded[userID], current >= since {} else { convergenceNeeded[userID] = since }
         guard convergenceTasks[userID] == nil else { return }
         beginActivity()
@@ -468,18 +485,10 @@ public actor MomentsStore {
     /// Sends a new snapshot to the subscribers of every timeline holding one of
     /// `momentIDs`, and of `owner`'s.
     private func publishSnapshots(momentIDs: [String], owner: String?) {
-        guard !snapshots.isEmpty, !momentIDs.isEmpty || owner != nil else { return }
-        let subscribed = snapshots.subscribedUserIDs
-        var users = Set<String>()
-        if let owner, subscribed.contains(owner) { users.insert(owner) }
-        for id in momentIDs {
-            let holders = state.holders(of: id)
-            if holders.count < subscribed.count {
-                users.formUnion(holders.intersection(subscribed))
-            } else {
-                users.formUnion(subscribed.filter { holders.contains($0) })
-            }
-        }
+        guard !momentIDs.isEmpty || owner != nil, !snapshots.isEmpty else { return }
+        var users: Set<String> = []
+        if let owner, snapshots.hasSubscribers(owner) { users.insert(owner) }
+        for id in momentIDs { users.formUnion(snapshots.subscribed(among: state.holders(of: id))) }
         for user in users {
             if let details = state.displayedTimeline(user) { snapshots.yield(details, to: user) }
         }
@@ -513,7 +522,7 @@ public actor MomentsStore {
         activity += 1
     }
 
-    private func beginRequest(at start: ContinuousClock.Instant) -> Int {
+    private func beginRequest(at start: StoreInstant) -> Int {
         requestCount += 1
         requestStarts[requestCount] = start
         return requestCount

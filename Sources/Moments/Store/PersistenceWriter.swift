@@ -28,35 +28,49 @@ final class PersistenceWriter: Sendable {
         self.persistence = persistence
     }
 
-    /// Queues `batch` behind every batch queued before it; returns the ticket to
-    /// ``wait(for:)`` with, or `nil` for an empty batch.
-    func enqueue(_ batch: PersistenceBatch) -> UInt64? {
-        guard !batch.isEmpty else { return nil }
-        let (ticket, start) = state.withLock { state -> (UInt64, Bool) in
-            state.nextTicket += 1
-            state.pending.merge(batch)
-            state.pendingTickets.append(state.nextTicket)
-            let start = !state.isWriting
-            state.isWriting = true
-            return (state.nextTicket, start)
-        }
-        if start { Task { await drain() } }
-        return ticket
+    /// A queued batch: its number, and whether the one who queued it writes the queue.
+    struct Ticket {
+        let number: UInt64
+        let drains: Bool
     }
 
-    /// Waits until the write holding `ticket` ends.
+    /// Queues `batch` behind every batch queued before it. The caller must then
+    /// ``wait(for:)`` with the ticket (a caller finding no write under way writes the
+    /// queue itself there, instead of waking another task). `nil` for an empty batch.
+    func enqueue(_ batch: PersistenceBatch) -> Ticket? {
+        guard !batch.isEmpty else { return nil }
+        return state.withLock { state in
+            state.nextTicket += 1
+            if state.pending.isEmpty { state.pending = batch } else { state.pending.merge(batch) }
+            state.pendingTickets.append(state.nextTicket)
+            let drains = !state.isWriting
+            state.isWriting = true
+            return Ticket(number: state.nextTicket, drains: drains)
+        }
+    }
+
+    /// Writes the queue if `ticket` says so, then waits until the write holding the
+    /// ticket's batch ends. It runs on the caller's executor.
     ///
     /// - Throws: the persistence's error if that write failed.
-    func wait(for ticket: UInt64?) async throws {
+    nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
+        if ticket.drains { await drain() }
+        // The drainer usually finds its own outcome ready: no suspension then.
+        if let outcome = state.withLock({ $0.outcomes.removeValue(forKey: ticket.number) }) { return try outcome.get() }
         try await withCheckedThrowingContinuation { (continuation: Waiter) in
             let outcome = state.withLock { state -> Result<Void, any Error>? in
-                if let outcome = state.outcomes.removeValue(forKey: ticket) { return outcome }
-                state.waiters[ticket] = continuation
+                if let outcome = state.outcomes.removeValue(forKey: ticket.number) { return outcome }
+                state.waiters[ticket.number] = continuation
                 return nil
             }
             if let outcome { continuation.resume(with: outcome) }
         }
+    }
+
+    /// Queues `batch` and waits until it is written (``enqueue(_:)`` then ``wait(for:)``).
+    nonisolated(nonsending) func write(_ batch: PersistenceBatch) async throws {
+        try await wait(for: enqueue(batch))
     }
 
     /// Waits until nothing is queued or being written.
@@ -74,7 +88,7 @@ final class PersistenceWriter: Sendable {
     /// Whether a write is queued or running.
     var isBusy: Bool { state.withLock { $0.isWriting } }
 
-    private func drain() async {
+    private nonisolated(nonsending) func drain() async {
         while true {
             let next = state.withLock { state -> (PersistenceBatch, [UInt64])? in
                 guard !state.pendingTickets.isEmpty else {
@@ -85,7 +99,7 @@ final class PersistenceWriter: Sendable {
                     return nil
                 }
                 var batch = state.backlog
-                batch.merge(state.pending)
+                if batch.isEmpty { batch = state.pending } else { batch.merge(state.pending) }
                 defer {
                     state.pending = PersistenceBatch()
                     state.pendingTickets = []

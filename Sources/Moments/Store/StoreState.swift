@@ -39,6 +39,10 @@ struct StoreState {
     /// can still arrive: dropped earlier, a stale answer could bring back an older value.
     private var retired: Set<String> = []
     private var useClock: UInt64 = 0
+    /// Rises with every change to what subscribers see.
+    private var version: UInt64 = 0
+    /// The last timeline ``displayedTimeline(_:)`` assembled, while still current.
+    private var lastDisplayed: (userID: String, version: UInt64, details: MomentsDetails)?
     let capacity: Int
 
     init(capacity: Int) {
@@ -57,14 +61,25 @@ struct StoreState {
         return moment
     }
 
-    /// `userID`'s timeline as subscribers see it.
-    func displayedTimeline(_ userID: String) -> MomentsDetails? {
+    /// `userID`'s timeline as subscribers see it (assembled once per change).
+    mutating func displayedTimeline(_ userID: String) -> MomentsDetails? {
+        if let last = lastDisplayed, last.version == version, last.userID == userID { return last.details }
+        let details = assembleTimeline(userID)
+        if let details { lastDisplayed = (userID, version, details) }
+        return details
+    }
+
+    private func assembleTimeline(_ userID: String) -> MomentsDetails? {
         guard let timeline = timelines[userID] else { return nil }
         var moments: [Moment] = []
         moments.reserveCapacity(timeline.entries.count)
         for entry in timeline.entries {
-            guard let moment = displayedMoment(entry.momentID) else { continue }
-            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+            guard var moment = records[entry.momentID]?.value else { continue }
+            if let pending = intents[entry.momentID] {
+                for intent in pending { moment.setLike(intent.isLiked, by: intent.liker) }
+            }
+            moment.isLiked = moment.likes.map { likes in likes.contains { $0.id == userID } } ?? entry.isLiked
+            moments.append(moment)
         }
         return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
     }
@@ -95,10 +110,15 @@ struct StoreState {
         _ details: MomentsDetails, for userID: String, evidence: Evidence, source: Source,
         isLikeInFlight: (LikeKey) -> Bool
     ) throws -> Applied {
-        var seen = Set<String>()
-        seen.reserveCapacity(details.moments.count)
-        for moment in details.moments where !seen.insert(moment.id).inserted {
-            throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id)
+        defer { version &+= 1 }
+        // A stored timeline lists each id once: an answer listing the same ids in the same
+        // order needs no other check.
+        if timelines[userID].map({ !$0.hasSameList(as: details.moments) }) ?? true {
+            var seen = Set<String>()
+            seen.reserveCapacity(details.moments.count)
+            for moment in details.moments where !seen.insert(moment.id).inserted {
+                throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id)
+            }
         }
         var applied = Applied()
         let trusted = source != .persisted
@@ -113,7 +133,7 @@ struct StoreState {
         var created = Set<String>()
         for moment in details.moments {
             let momentPin = moment.id == pinnedMomentID(source) ? pin : nil
-            let displayedBefore = intents[moment.id] != nil ? displayedMoment(moment.id) : nil
+            let displayedBefore = !intents.isEmpty && intents[moment.id] != nil ? displayedMoment(moment.id) : nil
             let merged = records[moment.id]?.merge(moment, evidence: evidence, pin: momentPin) { liker in
                 isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
             }
@@ -133,13 +153,13 @@ struct StoreState {
             }
             if trusted {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
-                applied.deferredLikers += merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
+                for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
             }
         }
 
-        let entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
         useClock += 1
         guard var timeline = timelines[userID] else {
+            let entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
             timelines[userID] = TimelineRecord(userDetails: details.userDetails, entries: entries, evidence: evidence, lastUse: useClock)
             for entry in entries { records[entry.momentID]?.holders.insert(userID) }
             applied.timeline = TimelineChange(
@@ -151,17 +171,25 @@ struct StoreState {
             return applied
         }
         timeline.lastUse = useClock
-        let sameTimeline = timeline.userDetails == details.userDetails && timeline.hasSameList(as: entries)
+        let sameTimeline = timeline.userDetails == details.userDetails && timeline.hasSameList(as: details.moments)
         if evidence.isCertainlyNewer(than: timeline.evidence) {
-            let old = timeline
             timeline.evidence = evidence
-            timeline.userDetails = details.userDetails
-            timeline.entries = entries
-            timelines[userID] = timeline
-            if !sameTimeline {
-                applied.timeline = replaced(old, with: timeline, for: userID, created: created, changed: applied.changedMoments)
+            // `isLiked` as the server gave it matters only for moments without likes.
+            let sameFallbacks = sameTimeline && zip(timeline.entries, details.moments).allSatisfy { entry, moment in
+                moment.likes != nil || entry.isLiked == moment.isLiked
             }
-            if trusted, old.stored != timeline.stored { applied.batch.timelines[userID] = timeline.stored }
+            if sameFallbacks {
+                timelines[userID] = timeline
+            } else {
+                let old = timeline
+                timeline.userDetails = details.userDetails
+                timeline.entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
+                timelines[userID] = timeline
+                if !sameTimeline {
+                    applied.timeline = replaced(old, with: timeline, for: userID, created: created, changed: applied.changedMoments)
+                }
+                if trusted { applied.batch.timelines[userID] = timeline.stored }
+            }
         } else {
             timelines[userID] = timeline
             if !sameTimeline, trusted, !evidence.isCertainlyOlder(than: timeline.evidence) {
@@ -202,6 +230,7 @@ struct StoreState {
     /// Shows `intent` for `momentID` until ``removeIntent(_:from:generation:)``;
     /// returns whether the displayed moment changed.
     mutating func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
+        version &+= 1
         let before = displayedMoment(momentID)
         var pending = intents[momentID] ?? []
         if let index = pending.firstIndex(where: { $0.liker.id == intent.liker.id }) {
@@ -222,6 +251,7 @@ struct StoreState {
     /// returns whether it was, and whether the displayed moment changed.
     mutating func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
         guard intentGeneration(of: likerID, on: momentID) == generation else { return (false, false) }
+        version &+= 1
         let before = displayedMoment(momentID)
         intents[momentID]?.removeAll { $0.liker.id == likerID }
         if intents[momentID]?.isEmpty == true { intents[momentID] = nil }
@@ -243,6 +273,7 @@ struct StoreState {
     /// sparing those `isPinned` names; returns the evicted users.
     mutating func evictIfNeeded(isPinned: (String) -> Bool) -> [String] {
         guard timelines.count > capacity else { return [] }
+        version &+= 1
         let target = max(1, capacity - capacity / 10)
         let victims = timelines.filter { !isPinned($0.key) }.sorted { $0.value.lastUse < $1.value.lastUse }
             .prefix(timelines.count - target).map(\.key)
@@ -255,6 +286,7 @@ struct StoreState {
 
     /// Forgets `userID`'s timeline and the records no one else holds.
     mutating func forget(_ userID: String) {
+        version &+= 1
         guard let timeline = timelines.removeValue(forKey: userID) else { return }
         for entry in timeline.entries { release(entry.momentID, from: userID) }
     }
@@ -271,7 +303,7 @@ struct StoreState {
 
     /// Drops the retired records that no answer can predate any more: every request in
     /// flight (the oldest left at `oldestRequest`) was sent after their last evidence.
-    mutating func sweepRetired(oldestRequest: ContinuousClock.Instant?) {
+    mutating func sweepRetired(oldestRequest: StoreInstant?) {
         guard !retired.isEmpty else { return }
         for id in retired {
             guard let record = records[id], record.holders.isEmpty, intents[id] == nil else {

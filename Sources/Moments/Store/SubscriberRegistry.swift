@@ -79,9 +79,14 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         state.withLock { $0.byUser[userID] != nil }
     }
 
-    /// The users with at least one subscriber.
-    var subscribedUserIDs: Set<String> {
-        state.withLock { Set($0.byUser.keys) }
+    /// The users among `users` with at least one subscriber.
+    func subscribed(among users: Set<String>) -> [String] {
+        state.withLock { state in
+            if users.count <= state.byUser.count {
+                return users.filter { state.byUser[$0] != nil }
+            }
+            return state.byUser.keys.filter { users.contains($0) }
+        }
     }
 
     /// Whether anyone subscribes to any user.

@@ -13,9 +13,11 @@ struct TimelineRecord {
 
     var stored: StoredTimeline { StoredTimeline(userDetails: userDetails, entries: entries) }
 
-    /// Whether `entries` list the same moments in the same order.
-    func hasSameList(as entries: [StoredTimeline.Entry]) -> Bool {
-        self.entries.count == entries.count && zip(self.entries, entries).allSatisfy { $0.momentID == $1.momentID }
+    /// Whether `moments` are the moments of this timeline, in the same order.
+    func hasSameList(as moments: [Moment]) -> Bool {
+        guard entries.count == moments.count else { return false }
+        for index in entries.indices where entries[index].momentID != moments[index].id { return false }
+        return true
     }
 }
 

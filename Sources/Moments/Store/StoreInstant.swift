@@ -1,0 +1,23 @@
+/// An instant on the store's clock: nanoseconds of `ContinuousClock` since the process
+/// first asked, in a plain integer.
+///
+/// `ContinuousClock.Instant` is a resilient type: copying and comparing it goes through
+/// the runtime, which dominated the store's cost per moment. Instants are converted once
+/// per answer; every comparison after that is an integer comparison.
+struct StoreInstant: Comparable, Hashable, Sendable {
+    private static let origin = ContinuousClock.now
+
+    let nanoseconds: Int64
+
+    /// Now.
+    static var now: StoreInstant { StoreInstant(ContinuousClock.now) }
+
+    init(_ instant: ContinuousClock.Instant) {
+        let elapsed = (instant - Self.origin).components
+        nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
+    }
+
+    static func < (lhs: StoreInstant, rhs: StoreInstant) -> Bool {
+        lhs.nanoseconds < rhs.nanoseconds
+    }
+}
