@@ -35,6 +35,7 @@ if only?.contains("breakdown") == true { await attempt("breakdown") { try await 
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }
 await attempt("fanout") { await FanOutBenchmark.run() }
+await attempt("changes") { await ChangeFeedBenchmark.run() }
 await attempt("sqlite") { try await SQLiteBenchmark.run() }
 await attempt("json") { try await JSONFileBenchmark.run() }
 await attempt("users") { try await ManyUsersBenchmark.run(users: quick ? 10_000 : 100_000) }

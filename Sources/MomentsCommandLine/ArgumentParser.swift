@@ -76,6 +76,9 @@ enum ArgumentParser {
                     value = next
                 }
                 guard let value, !value.isEmpty else { throw UsageError(message: "--\(name) needs a value") }
+                if let earlier = parsed.options[name], earlier != value {
+                    throw UsageError(message: "--\(name) is given twice ('\(earlier)' and '\(value)'); pass it once")
+                }
                 parsed.options[name] = value
             } else {
                 throw UsageError(message: "unknown option --\(name) for '\(spec.name.rawValue)'")

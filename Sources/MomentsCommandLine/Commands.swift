@@ -31,9 +31,11 @@ enum Commands {
             required: ["user", "moment"]
         ),
         CommandSpec(
-            name: .watch, summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted.",
-            options: [("user", "the user's id"), ("interval", "seconds between refreshes (default: 10)")] + connection, flags: [json],
-            required: ["user"]
+            name: .watch,
+            summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted. With --json, one JSON object per change (JSON Lines, with its sequence); with --all, the changes of every user in the store.",
+            options: [("user", "the user's id (with --all: also watch this user)"), ("interval", "seconds between refreshes (default: 10)")] + connection,
+            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store")],
+            required: []
         ),
         CommandSpec(
             name: .cacheClear, summary: "Removes the cached BFF answers kept in .moments-cache (or $MOMENTS_CACHE_DIR, or --cache-dir).",

@@ -82,7 +82,7 @@ private nonisolated(unsafe) var interruptPipe: Int32 = -1
 
 /// Async-signal-safe: an atomic store and a `write`.
 private func interruptHandler(_ signalNumber: Int32) {
-    Interrupts.received.compareExchange(expected: 0, desired: signalNumber, ordering: .acquiringAndReleasing)
+    _ = Interrupts.received.compareExchange(expected: 0, desired: signalNumber, ordering: .acquiringAndReleasing)
     var byte = UInt8(truncatingIfNeeded: signalNumber)
     _ = write(interruptPipe, &byte, 1)
 }

@@ -107,7 +107,12 @@ public enum MomentsCommandLine {
     }
 
     private static func watch(_ arguments: ParsedArguments, environment: [String: String], console: Console) async throws {
-        let user = arguments.option("user") ?? ""
+        let watchesAll = arguments.has("all")
+        let json = arguments.has("json")
+        let user = arguments.option("user")
+        guard watchesAll || user != nil else {
+            throw UsageError(message: "'watch' needs --user ID, or --all to watch every user in the store")
+        }
         var interval = Duration.seconds(10)
         if let text = arguments.option("interval") {
             guard let seconds = Double(text), seconds >= 0.1, seconds <= 86_400 else {
@@ -116,14 +121,47 @@ public enum MomentsCommandLine {
             interval = .milliseconds(Int(seconds * 1000))
         }
         let connection = try Connection(arguments, environment: environment)
-        let json = arguments.has("json")
-        let updates = await connection.store.updates(for: user)
-        let printer = Task {
+        var users = user.map { [$0] } ?? []
+        if watchesAll {
+            users = Array(Set(users).union(try await connection.persistence.userIDs())).sorted()
+            guard !users.isEmpty else {
+                throw CommandFailure("the store holds no timelines yet; pass --user ID to start with one")
+            }
+        }
+        let printer = json || watchesAll
+            ? printChanges(connection.store, of: watchesAll ? nil : user, json: json, console: console)
+            : await printTimeline(connection.store, of: user ?? "", console: console)
+        let subject = watchesAll ? "\(users.count) user\(users.count == 1 ? "" : "s")" : "user \(user ?? "")"
+        let interrupt = Interrupts.onInterrupt {
+            printer.cancel()
+            if !json { console.problem("stopped watching \(subject)") }
+        }
+        defer {
+            printer.cancel()
+            Interrupts.remove(interrupt)
+        }
+        if !json { console.problem("watching \(subject) every \(interval); interrupt (Ctrl-C) to stop") }
+        while !Task.isCancelled {
+            for user in users {
+                do {
+                    try await connection.store.refresh(userID: user)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    console.problem("moments: refresh of user \(user) failed: \(describe(error))")
+                }
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
+
+    /// Prints `user`'s timeline, then what changed in each new version.
+    private static func printTimeline(_ store: MomentsStore, of user: String, console: Console) async -> Task<Void, Never> {
+        let updates = await store.updates(for: user)
+        return Task {
             var previous: MomentsDetails?
             for await details in updates {
-                if json {
-                    console.line(TimelineFormatter.json(details, pretty: false))
-                } else if let before = previous {
+                if let before = previous {
                     let stamp = ISO8601DateFormatter().string(from: Date())
                     TimelineFormatter.changes(from: before, to: details).forEach { console.line("\(stamp) \($0)") }
                 } else {
@@ -132,22 +170,22 @@ public enum MomentsCommandLine {
                 previous = details
             }
         }
-        let interrupt = Interrupts.onInterrupt {
-            printer.cancel()
-            if !json { console.problem("stopped watching user \(user)") }
-        }
-        defer {
-            printer.cancel()
-            Interrupts.remove(interrupt)
-        }
-        if !json { console.problem("watching user \(user) every \(interval); interrupt (Ctrl-C) to stop") }
-        while !Task.isCancelled {
-            do {
-                try await connection.store.refresh(userID: user)
-            } catch {
-                console.problem("moments: refresh failed: \(describe(error))")
+    }
+
+    /// Prints every change of the store (or only those concerning `user`), as JSON Lines
+    /// or as text.
+    private static func printChanges(_ store: MomentsStore, of user: String?, json: Bool, console: Console) -> Task<Void, Never> {
+        let changes = store.changes()
+        return Task {
+            for await change in changes {
+                // A gap concerns every user: the watcher must know it missed something.
+                if let user, !change.userIDs.contains(user), !change.isGap { continue }
+                if json {
+                    console.line(ChangeFormatter.json(change, viewer: user))
+                } else {
+                    console.line("\(ISO8601DateFormatter().string(from: Date())) \(change)")
+                }
             }
-            try await Task.sleep(for: interval)
         }
     }
 

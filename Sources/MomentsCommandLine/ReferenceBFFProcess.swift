@@ -21,7 +21,8 @@ final class ReferenceBFFProcess: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--port", "0", "--exit-with-stdin"]
+        let python = Self.python(besideScript: script)
+        process.arguments = [python, script, "--port", "0", "--exit-with-stdin"]
         let stdin = Pipe()
         let stdout = Pipe()
         process.standardInput = stdin
@@ -30,7 +31,7 @@ final class ReferenceBFFProcess: Sendable {
         do {
             try process.run()
         } catch {
-            throw StartFailure(description: "cannot start python3: \(error.localizedDescription)")
+            throw StartFailure(description: "cannot start \(python): \(error.localizedDescription)")
         }
         var text = ""
         while !text.contains("\n") {
@@ -40,7 +41,8 @@ final class ReferenceBFFProcess: Sendable {
         }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             process.terminate()
-            throw StartFailure(description: "the reference BFF did not start (is graphql-core installed? pip install graphql-core)")
+            let said = text.split(separator: "\n").first.map { $0.hasPrefix("ERROR ") ? String($0.dropFirst(6)) : "" } ?? ""
+            throw StartFailure(description: said.isEmpty ? "the reference BFF (\(python) \(script)) did not start" : said)
         }
         self.port = port
         self.process = process
@@ -52,6 +54,15 @@ final class ReferenceBFFProcess: Sendable {
         try? stdin.fileHandleForWriting.close()
         process.terminate()
         process.waitUntilExit()
+    }
+
+    /// `$MOMENTS_PYTHON`, else the virtual environment `.ci/run` makes in the
+    /// repository's `.venv`, else `python3` on the `PATH`.
+    private static func python(besideScript script: String) -> String {
+        if let python = ProcessInfo.processInfo.environment["MOMENTS_PYTHON"], !python.isEmpty { return python }
+        let root = URL(fileURLWithPath: script).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let venv = root.appendingPathComponent(".venv/bin/python3").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "python3"
     }
 
     private static func locateScript() -> String? {

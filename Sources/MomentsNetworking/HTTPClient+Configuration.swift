@@ -51,13 +51,28 @@ extension HTTPClient {
         /// The most exchanges in flight at once; `nil` for no limit. When reached,
         /// higher-priority requests go first. The default is `nil`.
         public var maximumConcurrentRequests: Int?
-        /// Whether identical cacheable requests in flight share one exchange.
-        /// The default is `true`.
+        /// Whether identical cacheable requests in flight share one exchange: same
+        /// method, URL, body and identity, as the transport would send them (after
+        /// every middleware). The default is `true`.
         public var coalescesRequests: Bool = true
+        /// Headers that say who a request speaks for, beside `Authorization`, `Cookie`,
+        /// `Proxy-Authorization`, the authentication middleware's header and any header
+        /// named like a credential. Requests with different values never share an
+        /// answer (cached or in flight), and the values never go to another origin on
+        /// a redirect. The default is none.
+        public var identityHeaders: [String] = []
+        /// Which redirects are followed. The default is ``RedirectPolicy/sameOrigin``:
+        /// up to 5, within the request's origin.
+        public var redirectPolicy: RedirectPolicy = .sameOrigin
 
         // MARK: Caching
 
         /// Where answers are cached; `nil` caches nothing. The default is `nil`.
+        ///
+        /// Answers are cached per identity (see ``identityHeaders``). A request that
+        /// passes through a middleware whose ``HTTPMiddleware/mayAddCredentials`` is
+        /// `true` has an identity the client cannot know before sending: it is
+        /// neither served from nor stored in the cache.
         public var cache: (any ResponseCache)?
         /// The cache policy of requests that do not set their own. The default is `.remote`.
         public var cachePolicy: CachePolicy = .remote

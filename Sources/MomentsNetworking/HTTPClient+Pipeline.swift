@@ -1,4 +1,25 @@
 import Foundation
+import Synchronization
+
+/// Where a cacheable answer is kept, and the identity it belongs to.
+struct CacheSlot: Sendable {
+    let key: CacheKey
+    let identity: RequestIdentity
+}
+
+/// What one call sent: the credential values (to redact) and the identity of its last
+/// request (to cache its answer under).
+final class SentRequests: Sendable {
+    let secrets = SentSecrets()
+    private let identity = Mutex<RequestIdentity?>(nil)
+
+    func note(_ headers: HTTPHeaders, identity: RequestIdentity, names: IdentityHeaderNames) {
+        if !identity.digest.isEmpty { secrets.collect(from: headers, names: names) }
+        self.identity.withLock { $0 = identity }
+    }
+
+    var lastIdentity: RequestIdentity? { identity.withLock { $0 } }
+}
 
 /// One network exchange's final answer and how many attempts it took.
 struct Exchange: Sendable {
@@ -14,7 +35,7 @@ extension HTTPClient {
     nonisolated func resolve<R: Request>(
         _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
-        let key = cacheKey(for: request, httpRequest)
+        let key = try await cacheSlot(for: request, httpRequest, started: started)
         switch policy {
         case .remote:
             return try await fetch(request, httpRequest, key: key, started: started)
@@ -92,7 +113,7 @@ extension HTTPClient {
         guard policy == .localThenRemote else {
             return try await deliver(resolve(request, httpRequest, policy: policy, started: started))
         }
-        let key = cacheKey(for: request, httpRequest)
+        let key = try await cacheSlot(for: request, httpRequest, started: started)
         if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
             try await deliver(value)
         }
@@ -105,25 +126,52 @@ extension HTTPClient {
     public nonisolated func removeCachedResponse<R: Request>(for request: R) async throws {
         guard let cache = configuration.cache else { return }
         let httpRequest = try makeHTTPRequest(for: request)
-        guard let key = cacheKey(for: request, httpRequest) else { return }
-        await cache.removeResponse(for: key)
+        guard let slot = try await cacheSlot(for: request, httpRequest, started: .now) else { return }
+        await cache.removeResponse(for: slot.key)
     }
 
     private static func fallsBackToCache(_ error: HTTPClientError) -> Bool {
         [.transportFailure, .serverError, .responseTooLarge, .decodingFailure].contains(error.code)
     }
 
-    /// The key a cacheable request is stored under, when a cache is configured.
-    private nonisolated func cacheKey<R: Request>(for request: R, _ httpRequest: HTTPRequest) -> CacheKey? {
-        request.isCacheable && configuration.cache != nil ? CacheKey(httpRequest) : nil
+    /// Where a cacheable request's answer is kept, when a cache is configured and the
+    /// request's identity can be known before sending it: the headers the client
+    /// builds, then the authentication middleware's next token. A middleware that may
+    /// add credentials makes the identity unknowable, and the request uncached.
+    private nonisolated func cacheSlot<R: Request>(
+        for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
+    ) async throws -> CacheSlot? {
+        guard request.isCacheable, configuration.cache != nil else { return nil }
+        var headers = httpRequest.headers
+        do {
+            for middleware in configuration.middlewares + request.middlewares {
+                if let authentication = middleware as? AuthenticationMiddleware {
+                    let credential = try await authentication.nextCredential()
+                    headers[credential.name] = credential.value
+                } else if middleware.mayAddCredentials {
+                    return nil
+                }
+            }
+            if let authentication = configuration.authentication {
+                let credential = try await authentication.nextCredential()
+                headers[credential.name] = credential.value
+            }
+        } catch {
+            let failure = ((error as? HTTPClientError) ?? .middlewareFailure("AuthenticationMiddleware", error: error))
+                .attaching(method: httpRequest.method, url: httpRequest.url)
+            recordFailure(R.self, httpRequest, started: started, error: failure)
+            throw failure
+        }
+        let identity = RequestIdentity(headers, names: identityNames, key: identityKey)
+        return CacheSlot(key: CacheKey(httpRequest, identity: identity), identity: identity)
     }
 
     /// The cached answer for `key`, decoded: fresh only, or up to the maximum staleness.
     /// `nil` if there is none or it no longer decodes.
     private nonisolated func cachedAnswer<R: Request>(
-        _ request: R, _ httpRequest: HTTPRequest, key: CacheKey?, freshOnly: Bool, started: ContinuousClock.Instant
+        _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, freshOnly: Bool, started: ContinuousClock.Instant
     ) async -> DecodedResponse<R.Response>? {
-        guard let key, let cached = await configuration.cache?.cachedResponse(for: key) else { return nil }
+        guard let key, let cached = await configuration.cache?.cachedResponse(for: key.key) else { return nil }
         let usable = freshOnly ? cached.isFresh() : cached.age() <= configuration.maximumStaleness.seconds
         guard usable else { return nil }
         let response = cached.response
@@ -138,31 +186,31 @@ extension HTTPClient {
 
     // MARK: - The network
 
-    /// Sends over the network, decodes, and caches a successful answer.
+    /// Sends over the network, decodes, and caches a successful answer, under the
+    /// identity it was actually sent with.
+    ///
+    /// Every credential value the request sent is removed from the text of its error
+    /// and of its log record.
     nonisolated func fetch<R: Request>(
-        _ request: R, _ httpRequest: HTTPRequest, key: CacheKey?, started: ContinuousClock.Instant
+        _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
         var exchange: Exchange?
+        let sent = SentRequests()
         do {
             let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
-            let coalescingKey = request.isCacheable && configuration.coalescesRequests ? CoalescingKey(httpRequest) : nil
+            let coalesces = request.isCacheable && configuration.coalescesRequests
             let result = try await tracked(latestWinsKey: request.latestWinsKey) {
-                if let coalescingKey {
-                    return try await self.coalescer.run(coalescingKey) {
-                        try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares)
-                    }
-                }
-                return try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares)
+                try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
             }
             exchange = result
             let value = try decode(result.response, for: request, sentAs: httpRequest)
-            if let key, let cache = configuration.cache {
-                await cache.store(CachedResponse(result.response, timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key)
+            if let key, let cache = configuration.cache, sent.lastIdentity == key.identity {
+                await cache.store(CachedResponse(result.response, timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key.key)
             }
             if recorder.isActive {
                 recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: result.response,
-                                attempts: result.attempts, fromCache: false, error: nil)
+                                attempts: result.attempts, fromCache: false, error: nil, secrets: sent.secrets)
             }
             return DecodedResponse(value: value, statusCode: result.response.statusCode, headers: result.response.headers,
                                    duration: ContinuousClock.now - started, sentAt: result.startedAt)
@@ -170,15 +218,19 @@ extension HTTPClient {
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()
                 : .transportFailure(TransportFailure(kind: .other, message: String(describing: error))))
-            let attached = normalized.attaching(method: httpRequest.method, url: httpRequest.url)
-            recordFailure(R.self, httpRequest, started: started, error: attached, attempts: exchange?.attempts ?? 1)
+            let attached = normalized.attaching(method: httpRequest.method, url: httpRequest.url).redacting(sent.secrets)
+            recordFailure(R.self, httpRequest, started: started, error: attached, attempts: exchange?.attempts ?? 1, secrets: sent.secrets)
             throw attached
         }
     }
 
-    private nonisolated func recordFailure<R>(_ type: R.Type, _ request: HTTPRequest, started: ContinuousClock.Instant, error: HTTPClientError, attempts: Int = 0) {
+    private nonisolated func recordFailure<R>(
+        _ type: R.Type, _ request: HTTPRequest, started: ContinuousClock.Instant, error: HTTPClientError,
+        attempts: Int = 0, secrets: SentSecrets? = nil
+    ) {
         guard recorder.isActive else { return }
-        recorder.record(name: "\(R.self)", request: request, started: started, response: nil, attempts: attempts, fromCache: false, error: error)
+        recorder.record(name: "\(R.self)", request: request, started: started, response: nil, attempts: attempts,
+                        fromCache: false, error: error, secrets: secrets)
     }
 
     /// Runs `operation` in a task of its own, so ``cancelAll()`` and latest-wins can cancel it.
@@ -193,7 +245,7 @@ extension HTTPClient {
     }
 
     private nonisolated func exchangeWithRetry(
-        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware]
+        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware], sent: SentRequests, coalesces: Bool
     ) async throws -> Exchange {
         let startedAt = ContinuousClock.now
         var attempt = 1
@@ -202,7 +254,7 @@ extension HTTPClient {
             let attemptContext = context.attempt(attempt)
             let delay: Duration
             do {
-                let response = try await exchangeOnce(request, context: attemptContext, middlewares: middlewares)
+                let response = try await exchangeOnce(request, context: attemptContext, middlewares: middlewares, sent: sent, coalesces: coalesces)
                 guard context.allowsRetry, let policy = configuration.retryPolicy,
                       policy.retryableStatusCodes.contains(response.statusCode),
                       let next = policy.delay(after: attempt, retryAfter: response.headers["Retry-After"], alreadyWaited: waited)
@@ -227,23 +279,51 @@ extension HTTPClient {
     }
 
     private nonisolated func exchangeOnce(
-        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware]
+        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware], sent: SentRequests, coalesces: Bool
     ) async throws -> HTTPResponse {
         var chain = configuration.middlewares + middlewares
         if let authentication = configuration.authentication { chain.append(authentication) }
-        if chain.isEmpty { return try await send(request, priority: context.priority) }
-        return try await MiddlewareChain.run(request, context: context, middlewares: chain) { request in
-            try await self.send(request, priority: context.priority)
+        let terminal: @Sendable (HTTPRequest) async throws -> HTTPResponse = { request in
+            try await self.sendAsBuilt(request, priority: context.priority, sent: sent, coalesces: coalesces)
+        }
+        if chain.isEmpty { return try await terminal(request) }
+        return try await MiddlewareChain.run(request, context: context, middlewares: chain, terminal: terminal)
+    }
+
+    /// The request as every middleware left it: its identity and secrets are noted,
+    /// and identical requests (identity included) in flight share one exchange.
+    private nonisolated func sendAsBuilt(
+        _ request: HTTPRequest, priority: RequestPriority, sent: SentRequests, coalesces: Bool
+    ) async throws -> HTTPResponse {
+        let identity = RequestIdentity(request.headers, names: identityNames, key: identityKey)
+        sent.note(request.headers, identity: identity, names: identityNames)
+        guard coalesces else { return try await send(request, priority: priority) }
+        do {
+            return try await coalescer.run(CoalescingKey(request, identity: identity)) {
+                try await self.send(request, priority: priority)
+            }
+        } catch is CancellationError {
+            throw HTTPClientError.cancelled()
         }
     }
 
-    /// Sends through the transport within the concurrency limit, normalizing every
-    /// failure to ``HTTPClientError``.
+    /// Sends through the transport within the concurrency limit, following redirects
+    /// under the ``RedirectPolicy``, normalizing every failure to ``HTTPClientError``.
     private nonisolated func send(_ request: HTTPRequest, priority: RequestPriority) async throws -> HTTPResponse {
         if let limiter {
             try await limiter.acquire(priority: priority)
         }
         defer { limiter?.release() }
+        var current = request
+        var redirects = RedirectChain(origin: request, policy: configuration.redirectPolicy, identityNames: identityNames)
+        while true {
+            let response = try await sendOnce(current)
+            guard let next = try redirects.follow(response, after: current) else { return response }
+            current = next
+        }
+    }
+
+    private nonisolated func sendOnce(_ request: HTTPRequest) async throws -> HTTPResponse {
         let response: HTTPResponse
         do {
             response = try await transport.send(request)

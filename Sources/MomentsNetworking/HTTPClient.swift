@@ -17,7 +17,11 @@ public actor HTTPClient {
     /// What sends the requests.
     public nonisolated let transport: any HTTPTransport
     nonisolated let inFlight = InFlightRequests()
-    nonisolated let coalescer = SingleFlight<CoalescingKey, Exchange>()
+    nonisolated let coalescer = SingleFlight<CoalescingKey, HTTPResponse>()
+    /// The headers that say who a request speaks for.
+    nonisolated let identityNames: IdentityHeaderNames
+    /// The key of identity digests: the cache's, so keys agree across clients sharing it.
+    nonisolated let identityKey: [UInt8]
     nonisolated let limiter: ConcurrencyLimiter?
     nonisolated let recorder: RequestRecorder
     /// The base URL as text without trailing slashes, computed once for every request.
@@ -32,6 +36,10 @@ public actor HTTPClient {
         self.transport = transport
         self.limiter = configuration.maximumConcurrentRequests.map(ConcurrencyLimiter.init(limit:))
         self.recorder = RequestRecorder(configuration: configuration)
+        self.identityNames = IdentityHeaderNames(
+            configured: configuration.identityHeaders, authenticationHeader: configuration.authentication?.headerName
+        )
+        self.identityKey = configuration.cache?.identityKey ?? processIdentityKey
         var prefix = configuration.baseURL.absoluteString
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.baseURLPrefix = prefix

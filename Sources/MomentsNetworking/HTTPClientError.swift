@@ -16,7 +16,9 @@ public import Foundation
 ///     let apiError = try error.decodeBody(as: APIError.self)
 /// }
 /// ```
-/// No description ever contains a request header value or a token.
+/// No description ever contains a request header value or a token: every credential
+/// value a request sent is removed from the text of its error, whatever the server
+/// echoed back.
 public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -43,6 +45,8 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let authenticationFailure = Code("authentication failure")
         /// The cache policy allowed only the cache, and it held no usable answer.
         public static let cacheMiss = Code("cache miss")
+        /// A redirect was refused by the ``RedirectPolicy``, looped, or went on too long.
+        public static let redirectFailure = Code("redirect failure")
 
         public var description: String { name }
     }
@@ -203,6 +207,12 @@ extension HTTPClientError {
     /// The cache held no usable answer and the policy forbade the network.
     public static func cacheMiss(_ reason: String) -> HTTPClientError {
         HTTPClientError(code: .cacheMiss, reason: reason)
+    }
+
+    /// A redirect could not be followed; `chain` is every URL visited, in order.
+    public static func redirectFailure(_ reason: String, chain: [URL]) -> HTTPClientError {
+        let path = chain.map { redactedURL($0) }.joined(separator: " → ")
+        return HTTPClientError(code: .redirectFailure, reason: "\(reason) (\(path))")
     }
 
     /// Returns this error with the request it belongs to attached.

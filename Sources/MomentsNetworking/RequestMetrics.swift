@@ -28,7 +28,8 @@ struct RequestRecorder: Sendable {
 
     func record(
         name: String, request: HTTPRequest, started: ContinuousClock.Instant,
-        response: HTTPResponse?, attempts: Int, fromCache: Bool, error: HTTPClientError?
+        response: HTTPResponse?, attempts: Int, fromCache: Bool, error: HTTPClientError?,
+        secrets: SentSecrets? = nil
     ) {
         let duration = ContinuousClock.now - started
         let url = HTTPClientError.redactedURL(request.url)
@@ -48,8 +49,10 @@ struct RequestRecorder: Sendable {
         ]
         if let error { metadata["error"] = error.description }
         if configuration.logLevel <= .debug {
-            if let body = request.body { metadata["request_body"] = Self.compact(body) }
-            if let body = response?.body ?? error?.response?.body { metadata["response_body"] = Self.compact(body) }
+            // The credentials this request sent, wherever a body repeats them.
+            let redact = { (text: String) in secrets?.redact(text) ?? text }
+            if let body = request.body { metadata["request_body"] = redact(Self.compact(body)) }
+            if let body = response?.body ?? error?.response?.body { metadata["response_body"] = redact(Self.compact(body)) }
         }
         let outcome = error.map { "failed: \($0.code)" } ?? "\(status)"
         handler(LogRecord(level: level, message: "\(request.method) \(url) → \(outcome)", metadata: metadata))

@@ -119,6 +119,19 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         completionHandler(allowed ? .allow : .cancel)
     }
 
+    /// Never follows a redirect: the 3xx answer goes back to ``HTTPClient``, which
+    /// follows it under its ``RedirectPolicy`` (URLSession would resend credentials to
+    /// any origin, and drop the body of a 307 or 308).
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         exchanges[dataTask.taskIdentifier]?.receive(data)
     }

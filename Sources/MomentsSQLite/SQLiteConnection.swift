@@ -1,3 +1,4 @@
+import MomentsSupport
 import MomentsCSQLite
 
 /// One SQLite connection and its prepared statements.
@@ -12,6 +13,9 @@ final class SQLiteConnection {
 
     init(path: String, busyTimeout: Duration) throws(SQLiteError) {
         var handle: OpaquePointer?
+        // A new store is the owner's only (0600); SQLite gives its -wal and -shm files
+        // the same permissions.
+        if path != ":memory:" && !path.isEmpty { AtomicFile.createPrivateFileIfMissing(path) }
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {

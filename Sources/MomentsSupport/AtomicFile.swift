@@ -10,6 +10,10 @@ private let systemWrite = Darwin.write
 /// Crash-safe whole-file writes: a temporary file in the same directory, `fsync`, `rename`
 /// over the target, then `fsync` of the directory. A crash at any point leaves the old
 /// file or the new one, never a torn one.
+///
+/// Files are created readable and writable by their owner only (0600), and directories
+/// made here are the owner's only (0700): they hold users' timelines and authenticated
+/// answers.
 package enum AtomicFile {
     package static let temporaryPrefix = ".tmp-"
 
@@ -22,7 +26,7 @@ package enum AtomicFile {
     package static func write(_ data: Data, to url: URL) throws(Failure) {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "open", errno: errno) }
         var closed = false
         defer {
@@ -55,6 +59,36 @@ package enum AtomicFile {
             return nil
         }
         if let failure { throw failure }
+    }
+
+    /// Creates `url` and any missing parent as directories of the owner only (0700);
+    /// directories that exist are left as they are.
+    package static func createPrivateDirectory(_ url: URL) throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    /// Creates an empty file of the owner only (0600) at `path` if there is none, so a
+    /// library that then opens it (SQLite) does not create it with wider permissions.
+    package static func createPrivateFileIfMissing(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Reads the secret in `name` inside `directory`, creating it (32 random bytes, 0600)
+    /// if missing or unreadable as such.
+    package static func secret(named name: String, in directory: URL) -> [UInt8] {
+        let url = directory.appendingPathComponent(name)
+        if let data = try? Data(contentsOf: url), data.count == 32 { return Array(data) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        do {
+            try write(Data(bytes), to: url)
+        } catch {
+            return bytes // a secret of this process alone: answers are simply not shared
+        }
+        // Another process may have written its own first: use whatever the file holds.
+        if let data = try? Data(contentsOf: url), data.count == 32 { return Array(data) }
+        return bytes
     }
 
     /// Makes a rename durable. Best effort: some file systems refuse `fsync` on directories.

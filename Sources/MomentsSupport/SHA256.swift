@@ -1,4 +1,5 @@
-/// SHA-256 (FIPS 180-4), used to name files after ids too long to spell out.
+/// SHA-256 (FIPS 180-4), used to name files after ids too long to spell out, and
+/// HMAC-SHA-256 to name credentials in keys without revealing them.
 package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -13,6 +14,32 @@ package enum SHA256 {
 
     /// The digest of `bytes` as 64 lowercase hex digits.
     package static func hexDigest(_ bytes: [UInt8]) -> String {
+        hex(words(bytes))
+    }
+
+    /// The 32 bytes of the digest of `bytes`.
+    package static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        words(bytes).flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
+    }
+
+    /// HMAC-SHA-256 (RFC 2104) of `message` under `key`, as 64 lowercase hex digits:
+    /// a digest that names a secret without revealing it or letting it be guessed
+    /// offline without the key.
+    package static func hmacHex(key: [UInt8], message: [UInt8]) -> String {
+        var block = key.count > 64 ? digest(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = digest(block.map { $0 ^ 0x36 } + message)
+        return hex(words(block.map { $0 ^ 0x5c } + inner))
+    }
+
+    private static func hex(_ words: [UInt32]) -> String {
+        words.map { word in
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 8 - hex.count) + hex
+        }.joined()
+    }
+
+    private static func words(_ bytes: [UInt8]) -> [UInt32] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var message = bytes
         let bitLength = UInt64(bytes.count) * 8
@@ -44,10 +71,7 @@ package enum SHA256 {
             h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d
             h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
         }
-        return h.map { word in
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 8 - hex.count) + hex
-        }.joined()
+        return h
     }
 }
 

@@ -66,7 +66,8 @@ import Testing
 
     @Test func wrongArgumentsAreOneLineAndStatus2() async throws {
         defer { bff.stop(); directory.remove() }
-        for arguments in [["timeline"], ["timeline", "--user", "0"], ["timeline", "--user", "0", "--base-url", "ftp://x"], ["watch", "--user", "0", "--interval", "-1", "--base-url", "http://x"]] {
+        for arguments in [["timeline"], ["timeline", "--user", "0"], ["timeline", "--user", "0", "--base-url", "ftp://x"], ["watch", "--user", "0", "--interval", "-1", "--base-url", "http://x"],
+                          ["watch", "--json", "--base-url", "http://x"], ["timeline", "--user", "0", "--user", "1", "--base-url", "http://x"]] {
             let (status, console) = await run(arguments)
             #expect(status == 2, "\(arguments)")
             #expect(console.problems.count == 1)
@@ -95,6 +96,6 @@ import Testing
 
         #expect(status == 0)
         #expect(console.output.first?.hasPrefix("removed 1 cached answer") == true)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".response") }.isEmpty)
     }
 }

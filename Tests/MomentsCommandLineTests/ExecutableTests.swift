@@ -87,16 +87,79 @@ import Testing
         defer { bff.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["watch", "--user", "0", "--interval", "0.2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"]
+        process.currentDirectoryURL = directory.url
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
 
-        let result = try await run(
-            ["watch", "--user", "0", "--interval", "0.2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"],
-            in: directory.url, interruptAfter: .milliseconds(1500)
-        )
+        // Interrupt once the timeline is printed.
+        var first: String?
+        for await line in LineReader(out.fileHandleForReading).lines {
+            first = line
+            break
+        }
+        process.interrupt()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
 
-        #expect(result.status == 130)
-        #expect(result.out.hasPrefix("Jake Lin (user 0): 4 moments"))
-        #expect(result.err.contains("watching user 0"))
-        #expect(result.err.contains("stopped watching user 0"))
+        #expect(process.terminationStatus == 130)
+        #expect(first == "Jake Lin (user 0): 4 moments")
+        #expect(errors.contains("watching user 0"))
+        #expect(errors.contains("stopped watching user 0"))
+    }
+
+    /// `watch --all --json` prints the store's change feed as JSON Lines: numbered,
+    /// strictly increasing, and carrying a like another client made, as a moment change
+    /// naming every watched user whose timeline holds the moment.
+    @Test func watchAllPrintsEveryUsersChangesAsJSONLines() async throws {
+        let bff = try ReferenceBFF()
+        defer { bff.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let connection = ["--base-url", bff.baseURL.absoluteString, "--store", "sqlite:s.sqlite"]
+        for user in ["0", "1"] {
+            let fetched = try await run(["timeline", "--user", user] + connection, in: directory.url)
+            #expect(fetched.status == 0, "\(fetched.err)")
+        }
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["watch", "--all", "--json", "--interval", "0.1"] + connection
+        process.currentDirectoryURL = directory.url
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var lines: [String] = []
+        var liked = false
+        for await line in LineReader(out.fileHandleForReading).lines {
+            lines.append(line)
+            // Once both timelines are loaded, another client likes moment 2 (in both).
+            if !liked, lines.contains(where: { $0.contains(#""reason":"loaded""#) && $0.contains(#""user":"1""#) }) {
+                liked = true
+                let like = try await run(["like", "--user", "3", "--moment", "2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"], in: directory.url)
+                #expect(like.status == 0, "\(like.err)")
+            }
+            if line.contains(#""type":"moment""#) || lines.count > 200 { break }
+        }
+        process.interrupt()
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 130)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == lines.count, "every line is one JSON object")
+        let sequences = objects.compactMap { $0["sequence"] as? Int }
+        #expect(sequences.count == objects.count && sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+        let change = try #require(objects.last)
+        #expect(change["type"] as? String == "moment")
+        #expect(change["phase"] as? String == "confirmed")
+        #expect(change["users"] as? [String] == ["0", "1"])
+        let likes = (change["moment"] as? [String: Any])?["likes"] as? [[String: Any]]
+        #expect(likes?.contains { $0["id"] as? String == "3" } == true)
     }
 
     @Test func helpAndWrongUsage() async throws {

@@ -13,7 +13,7 @@ public final class ScriptServer {
     public init(script: String, arguments: [String] = []) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Repository.root.appendingPathComponent(script).path] + arguments
+        process.arguments = [Repository.python, Repository.root.appendingPathComponent(script).path] + arguments
         let stdin = Pipe()
         let stdout = Pipe()
         process.standardInput = stdin
@@ -29,6 +29,10 @@ public final class ScriptServer {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("ERROR ") {
+            process.terminate()
+            throw ScriptServerError(message: "\(script) cannot start: " + text.dropFirst(6).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         guard let portText = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") })?.dropFirst(5),
               let port = Int(portText.trimmingCharacters(in: .whitespaces)) else {
             process.terminate()
@@ -61,6 +65,14 @@ public enum Repository {
         .deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
+
+    /// The Python that runs the reference servers: `$MOMENTS_PYTHON`, else the virtual
+    /// environment `.ci/run` makes in `.venv`, else `python3` on the `PATH`.
+    public static let python: String = {
+        if let python = ProcessInfo.processInfo.environment["MOMENTS_PYTHON"], !python.isEmpty { return python }
+        let venv = root.appendingPathComponent(".venv/bin/python3").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "python3"
+    }()
 }
 
 /// A fresh directory under the system's temporary directory, removed with `remove()`.

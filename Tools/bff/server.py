@@ -22,7 +22,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from graphql import build_schema, execute, parse, validate, GraphQLError
+try:
+    from graphql import build_schema, execute, parse, validate, GraphQLError
+except ImportError as error:  # said on the first line, where parents look for the port
+    print("ERROR the reference BFF needs the Python package graphql-core (%s): run "
+          "'bash .ci/run', or 'python3 -m pip install \"graphql-core>=3.2,<3.3\"'" % error, flush=True)
+    sys.exit(3)
 
 from data import Store
 from faults import Faults
@@ -74,9 +79,19 @@ class Root:
         return self.store.update_like(momentID, userID, isLiked)
 
 
+# A client that goes away mid-answer (a cancelled request, a timeout, a fault test) is
+# expected; only other errors are worth a traceback.
+DISCONNECTS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+
+
 class BFF(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], DISCONNECTS):
+            return
+        super().handle_error(request, client_address)
 
     def __init__(self, address, users, per_user, token):
         super().__init__(address, Handler)

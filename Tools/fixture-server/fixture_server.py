@@ -13,6 +13,7 @@ Routes (any method):
   /truncated          announces 1000 bytes, sends 10, closes
   /reset              closes the connection without answering (RST)
   /json               200 {"name": "Ada", "id": 1}
+  /redirect?status=S&to=URL   status S (default 302) with Location: URL
 """
 import json
 import os
@@ -101,6 +102,9 @@ class Handler(BaseHTTPRequestHandler):
             self._abort(linger=True)
         elif parts[0] == "json":
             self._send(200, b'{"name": "Ada", "id": 1}')
+        elif parts[0] == "redirect":
+            status = int(query.get("status", ["302"])[0])
+            self._send(status, b'{"redirect": true}', headers=[("Location", query.get("to", ["/echo"])[0])])
         else:
             self._send(404, b'{"error": "no route"}')
 
@@ -117,9 +121,18 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _route
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Expected disconnects (clients that time out or cancel) print no traceback."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = QuietServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print("PORT %d" % server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

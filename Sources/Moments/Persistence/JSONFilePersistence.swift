@@ -48,7 +48,7 @@ public actor JSONFilePersistence: MomentsPersistence {
     public init(directory: URL) throws {
         self.directory = directory.standardizedFileURL
         do {
-            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+            try AtomicFile.createPrivateDirectory(self.directory)
         } catch {
             throw PersistenceError(
                 code: .ioFailure,

@@ -8,7 +8,7 @@ import Synchronization
 /// a ``MomentsChange/Kind/gap(missed:)`` marker instead, so a slow consumer never grows
 /// memory. Changes are delivered outside the lock only to consumers waiting for one;
 /// the rest find them in their buffers.
-final class ChangeFeed: Sendable {
+package final class ChangeFeed: Sendable {
     fileprivate struct Consumer {
         var buffer = Ring<MomentsChange>()
         var missed: ClosedRange<UInt64>?
@@ -31,14 +31,14 @@ final class ChangeFeed: Sendable {
     /// - Parameters:
     ///   - bufferSize: The most changes a consumer may have waiting.
     ///   - logSize: The most recent changes kept for ``subscribe(after:)``.
-    init(bufferSize: Int, logSize: Int) {
+    package init(bufferSize: Int, logSize: Int) {
         self.bufferSize = max(1, bufferSize)
         self.logSize = max(0, logSize)
     }
 
     /// Numbers `kind` and delivers it; returns its sequence.
     @discardableResult
-    func publish(_ kind: MomentsChange.Kind) -> UInt64 {
+    package func publish(_ kind: MomentsChange.Kind) -> UInt64 {
         var resumed: [(CheckedContinuation<MomentsChange?, Never>, MomentsChange)] = []
         let sequence = state.withLock { state -> UInt64 in
             state.lastSequence += 1
@@ -60,11 +60,11 @@ final class ChangeFeed: Sendable {
     var lastSequence: UInt64 { state.withLock { $0.lastSequence } }
 
     /// Whether anyone consumes changes (for tests and diagnostics).
-    var consumerCount: Int { state.withLock { $0.consumers.count } }
+    package var consumerCount: Int { state.withLock { $0.consumers.count } }
 
     /// A new consumer's stream: with `after`, the retained changes after that sequence
     /// first (or a gap marker if some are no longer retained), then every new change.
-    func subscribe(after: UInt64?) -> AsyncStream<MomentsChange> {
+    package func subscribe(after: UInt64?) -> AsyncStream<MomentsChange> {
         let id = state.withLock { state -> Int in
             state.nextConsumerID += 1
             var consumer = Consumer()
@@ -82,7 +82,7 @@ final class ChangeFeed: Sendable {
     }
 
     /// Ends every stream: consumers get what is buffered, then the end.
-    func finishAll() {
+    package func finishAll() {
         let waiters = state.withLock { state -> [CheckedContinuation<MomentsChange?, Never>] in
             state.isFinished = true
             var waiters: [CheckedContinuation<MomentsChange?, Never>] = []

@@ -16,6 +16,11 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
     /// What happened.
     public let kind: Kind
 
+    package init(sequence: UInt64, kind: Kind) {
+        self.sequence = sequence
+        self.kind = kind
+    }
+
     /// What happened.
     public enum Kind: Sendable {
         /// A user's timeline appeared in the store, or its owner or list of moments

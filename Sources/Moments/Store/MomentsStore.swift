@@ -114,7 +114,7 @@ public actor MomentsStore {
             beginActivity()
             Task {
                 await self.loadForSubscriber(userID)
-                await self.endActivity()
+                self.endActivity()
             }
         }
         return stream
@@ -408,7 +408,7 @@ public actor MomentsStore {
         let task = Task { () async throws -> Bool in
             await writer.idle()  // read what was written, even for a timeline evicted meanwhile
             let loaded = try await persistence.load(userID: userID)
-            return try await self.applyLoaded(loaded, for: userID)
+            return try self.applyLoaded(loaded, for: userID)
         }
         loading[userID] = task
         defer { loading[userID] = nil }
@@ -441,7 +441,7 @@ public actor MomentsStore {
         beginActivity()
         convergenceTasks[userID] = Task {
             await self.converge(userID)
-            await self.endActivity()
+            self.endActivity()
         }
     }
 

@@ -138,7 +138,7 @@ struct StoreState {
                 isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
             }
             guard let merge = merged else {
-                var record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: evidence)
+                let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: evidence)
                 if let momentPin { record.pins[userID] = momentPin }
                 records[moment.id] = record
                 created.insert(moment.id)

@@ -1,24 +1,33 @@
 import MomentsSupport
 import Foundation
 
-/// Identifies a cached answer: a SHA-256 of the method, the URL and the body, the same
-/// in every process and across restarts.
-///
-/// Credentials are not part of the key: an answer that depends on who asks must name
-/// the user in its URL or body (as the Moments operations do).
+/// Identifies a cached answer: a SHA-256 of the method, the URL, the body and the
+/// identity of the credentials sent (a keyed digest; see
+/// ``HTTPClient/Configuration-swift.struct/identityHeaders``), the same in every process
+/// sharing the cache and across restarts. Requests sent with different credentials
+/// never share an answer.
 public struct CacheKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// 64 lowercase hex digits.
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The key of `request`.
+    /// The key of `request` sent without credentials.
     public init(_ request: HTTPRequest) {
+        self.init(request, identity: .anonymous)
+    }
+
+    /// The key of `request` sent with the credentials `identity` names.
+    init(_ request: HTTPRequest, identity: RequestIdentity) {
         var bytes = Array(request.method.rawValue.utf8)
         bytes.append(0x0A)
         bytes += Array(request.url.absoluteString.utf8)
         bytes.append(0x0A)
         if let body = request.body { bytes += Array(body) }
+        if !identity.digest.isEmpty {
+            bytes.append(0x0A)
+            bytes += Array(identity.digest.utf8)
+        }
         rawValue = SHA256.hexDigest(bytes)
     }
 

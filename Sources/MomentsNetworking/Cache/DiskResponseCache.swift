@@ -5,6 +5,8 @@ public import Foundation
 /// recently used evicted first. It survives restarts; entries past their expiry stay
 /// until evicted, for ``CachePolicy/remoteThenLocal``. A damaged file is a miss and is
 /// removed.
+///
+/// The directory is created 0700 and every file 0600: entries are authenticated answers.
 public actor DiskResponseCache: ResponseCache {
     private struct Entry {
         var size: Int
@@ -21,6 +23,10 @@ public actor DiskResponseCache: ResponseCache {
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
     private static let suffix = ".response"
+    private static let identityKeyName = ".identity-key"
+    /// The key of the identity digests in this cache's keys, kept in the directory
+    /// (0600) so every client sharing it computes the same keys.
+    public nonisolated let identityKey: [UInt8]
 
     /// Opens (creating if needed) a cache directory.
     /// - Parameters:
@@ -29,7 +35,8 @@ public actor DiskResponseCache: ResponseCache {
     public init(directory: URL, byteLimit: Int = 64 * 1024 * 1024) throws {
         self.directory = directory.standardizedFileURL
         self.byteLimit = max(1, byteLimit)
-        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        try AtomicFile.createPrivateDirectory(self.directory)
+        identityKey = AtomicFile.secret(named: Self.identityKeyName, in: self.directory)
         AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
         let files = (try? FileManager.default.contentsOfDirectory(at: self.directory, includingPropertiesForKeys: keys)) ?? []

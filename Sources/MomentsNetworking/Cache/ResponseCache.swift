@@ -12,4 +12,18 @@ public protocol ResponseCache: Sendable {
     func removeResponse(for key: CacheKey) async
     /// Removes every entry.
     func clear() async throws
+    /// The secret key of the identity digests in this cache's keys (see
+    /// ``HTTPClient/Configuration-swift.struct/identityHeaders``): clients sharing the
+    /// cache must see the same key. The default is a random key of this process.
+    var identityKey: [UInt8] { get }
 }
+
+extension ResponseCache {
+    public var identityKey: [UInt8] { processIdentityKey }
+}
+
+/// A random key, the same for the whole process.
+let processIdentityKey: [UInt8] = {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}()

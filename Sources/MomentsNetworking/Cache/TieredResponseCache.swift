@@ -13,6 +13,9 @@ public struct TieredResponseCache: ResponseCache {
         self.disk = disk
     }
 
+    /// The disk tier's key, so that what it keeps stays valid across processes.
+    public var identityKey: [UInt8] { disk.identityKey }
+
     public func cachedResponse(for key: CacheKey) async -> CachedResponse? {
         if let hit = await memory.cachedResponse(for: key) { return hit }
         guard let hit = await disk.cachedResponse(for: key) else { return nil }

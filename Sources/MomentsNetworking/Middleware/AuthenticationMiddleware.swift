@@ -31,6 +31,9 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         self.tokens = TokenCoordinator(provider: provider)
     }
 
+    /// The name of the header the token goes in.
+    public var headerName: String { header.name }
+
     public func intercept(
         _ request: HTTPRequest,
         context: RequestContext,
@@ -45,41 +48,68 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         request.headers[header.name] = header.prefix + refreshed
         return try await next(request)
     }
+
+    /// Forgets the token a refresh obtained and abandons a refresh in flight, so the
+    /// next request sends what the provider returns now: after a logout or a switch of
+    /// user. (The provider is asked for every request anyway; this drops what the
+    /// middleware itself remembers.)
+    public func reset() async {
+        await tokens.reset()
+    }
+
+    /// The header the next request will carry, for keying the cache by identity.
+    func nextCredential() async throws -> (name: String, value: String) {
+        (header.name, header.prefix + (try await tokens.token()))
+    }
 }
 
-/// Holds the current token and makes sure concurrent refreshes become one.
+/// Asks the provider for the token of every request, and makes concurrent refreshes
+/// one.
+///
+/// A rotated token is therefore used by the next request. A token a refresh returned is
+/// remembered only while the provider still returns the token it replaced.
 actor TokenCoordinator {
     private let provider: any TokenProvider
-    private var current: String?
+    /// The token the server refused, and the one a refresh returned in its place.
+    private var replaced: (rejected: String, replacement: String)?
     private var refreshing: Task<String, any Error>?
+    private var generation = 0
 
     init(provider: any TokenProvider) {
         self.provider = provider
     }
 
     func token() async throws -> String {
-        if let current { return current }
         if let refreshing { return try await awaitRefresh(refreshing) }
+        let token: String
         do {
-            let token = try await provider.currentToken()
-            current = token
-            return token
+            token = try await provider.currentToken()
         } catch {
             throw HTTPClientError.authenticationFailure("no token could be obtained (\(type(of: error)))", error: error)
         }
+        if let replaced, replaced.rejected == token { return replaced.replacement }
+        return token
     }
 
     func refresh(after rejected: String) async throws -> String {
-        if let current, current != rejected { return current }
+        if let replaced, replaced.rejected == rejected { return replaced.replacement }
         if let refreshing { return try await awaitRefresh(refreshing) }
         let provider = self.provider
         let task = Task { try await provider.refreshToken(replacing: rejected) }
         refreshing = task
-        current = nil
-        defer { refreshing = nil }
+        generation += 1
+        let started = generation
+        defer { if generation == started { refreshing = nil } }
         let token = try await awaitRefresh(task)
-        current = token
+        if generation == started { replaced = (rejected, token) }
         return token
+    }
+
+    func reset() {
+        generation += 1
+        refreshing?.cancel()
+        refreshing = nil
+        replaced = nil
     }
 
     private func awaitRefresh(_ task: Task<String, any Error>) async throws -> String {

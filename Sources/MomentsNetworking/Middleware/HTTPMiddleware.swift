@@ -24,6 +24,18 @@ public protocol HTTPMiddleware: Sendable {
         context: RequestContext,
         next: @Sendable (HTTPRequest) async throws -> HTTPResponse
     ) async throws -> HTTPResponse
+
+    /// Whether this middleware may add or change a header that says who the request
+    /// speaks for (`Authorization`, `Cookie`, …). The default is `true`.
+    ///
+    /// The client cannot know such a request's identity before sending it, so it never
+    /// serves it from the cache or stores its answer there. Return `false` from a
+    /// middleware that only observes or adds neutral headers, to keep caching.
+    var mayAddCredentials: Bool { get }
+}
+
+extension HTTPMiddleware {
+    public var mayAddCredentials: Bool { true }
 }
 
 /// What a middleware knows about the request it handles.

@@ -1,7 +1,11 @@
 /// Supplies the token an ``AuthenticationMiddleware`` sends, and a new one when the
 /// server refuses it.
+///
+/// ``currentToken()`` is asked for every request, so a provider that rotates its token
+/// (or drops it at logout) is followed by the next request; make it cheap, caching the
+/// token if obtaining it costs anything.
 public protocol TokenProvider: Sendable {
-    /// The token to send.
+    /// The token to send with the next request.
     func currentToken() async throws -> String
 
     /// A new token, after the server answered 401 to `rejected`.

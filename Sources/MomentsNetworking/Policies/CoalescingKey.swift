@@ -1,14 +1,17 @@
 import Foundation
 
-/// Identifies identical requests exactly: same method, URL and body bytes.
+/// Identifies identical requests exactly, as the transport would send them: same
+/// method, URL, body bytes and identity (the credentials, as a keyed digest).
 struct CoalescingKey: Hashable, Sendable {
     let method: HTTPMethod
     let url: URL
     let body: Data?
+    let identity: RequestIdentity
 
-    init(_ request: HTTPRequest) {
+    init(_ request: HTTPRequest, identity: RequestIdentity) {
         method = request.method
         url = request.url
         body = request.body
+        self.identity = identity
     }
 }

@@ -17,6 +17,7 @@ import Testing
             seeds = Array(1...max(1, count))
         }
         var failed = 0
+        let started = ContinuousClock.now
         for seed in seeds {
             var simulation = StoreSimulation(seed: seed)
             if let steps = environment["MOMENTS_SIMULATION_STEPS"].flatMap(Int.init) { simulation.steps = steps }
@@ -26,6 +27,10 @@ import Testing
             let details = failures.joined(separator: "\n  ")
             Issue.record("schedule \(seed) failed (replay: MOMENTS_SIMULATION_SEED=\(seed) swift test --filter StoreSimulationTests):\n  \(details)")
             if failed >= 5 { break }
+        }
+        if environment["MOMENTS_SIMULATION_SCHEDULES"] != nil {
+            let elapsed = ContinuousClock.now - started
+            FileHandle.standardError.write(Data("simulation: \(seeds.count) schedules, \(failed) failed, \(elapsed)\n".utf8))
         }
     }
 }
