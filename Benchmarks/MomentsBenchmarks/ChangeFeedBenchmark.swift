@@ -66,22 +66,25 @@ enum ChangeFeedBenchmark {
         return Double(changes * consumers) / seconds
     }
 
-    /// Changes per second from `setLike` (two changes: optimistic, confirmed) to their
-    /// delivery at one consumer.
+    /// Changes per second from `setLike` (an optimistic and a confirmed change) to
+    /// their delivery at one consumer.
     private static func likeToDelivery(likes: Int) async -> Double {
         let store = MomentsStore(service: StoreBenchmark.InstantService(moments: 20), persistence: InMemoryPersistence())
         _ = try? await store.refresh(userID: "0")
         let deliveries = FanOutBenchmark.Deliveries()
+        let first = store.lastChangeSequence
         let stream = store.changes()
         let consumer = Task { for await _ in stream { deliveries.deliver() } }
+        var isLiked = store.lastChangeSequence == 0
         let seconds = await Harness.time {
-            for like in 1...likes {
-                _ = try? await store.setLike(like % 2 == 1, momentID: "1", userID: "0")
-                await deliveries.wait(for: 2 * like)
+            for _ in 1...likes {
+                isLiked.toggle()
+                _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
+                await deliveries.wait(for: Int(store.lastChangeSequence - first))
             }
         }
         consumer.cancel()
-        return Double(2 * likes) / seconds
+        return Double(store.lastChangeSequence - first) / seconds
     }
 
     actor BareActor {

@@ -14,6 +14,7 @@ Routes (any method):
   /reset              closes the connection without answering (RST)
   /json               200 {"name": "Ada", "id": 1}
   /redirect?status=S&to=URL   status S (default 302) with Location: URL
+  /loop               307 with Location: /loop
 """
 import json
 import os
@@ -102,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
             self._abort(linger=True)
         elif parts[0] == "json":
             self._send(200, b'{"name": "Ada", "id": 1}')
+        elif parts[0] == "loop":
+            self._send(307, b'{"redirect": true}', headers=[("Location", "/loop")])
         elif parts[0] == "redirect":
             status = int(query.get("status", ["302"])[0])
             self._send(status, b'{"redirect": true}', headers=[("Location", query.get("to", ["/echo"])[0])])

@@ -6,20 +6,15 @@ import Synchronization
 ///
 /// A consumer that falls more than its buffer behind loses its oldest changes and gets
 /// a ``MomentsChange/Kind/gap(missed:)`` marker instead, so a slow consumer never grows
-/// memory. Changes are delivered outside the lock only to consumers waiting for one;
-/// the rest find them in their buffers.
+/// memory. Changes are numbered and placed in every buffer under the feed's lock, so
+/// every consumer sees them in one order; each consumer has a lock of its own for
+/// taking them, so consumers never contend with each other. Changes are handed over
+/// outside any lock only to consumers waiting for one.
 package final class ChangeFeed: Sendable {
-    fileprivate struct Consumer {
-        var buffer = Ring<MomentsChange>()
-        var missed: ClosedRange<UInt64>?
-        var waiter: CheckedContinuation<MomentsChange?, Never>?
-        var isFinished = false
-    }
-
     private struct State {
         var lastSequence: UInt64 = 0
         var log = Ring<MomentsChange>()
-        var consumers: [Int: Consumer] = [:]
+        var consumers: [Int: FeedConsumer] = [:]
         var nextConsumerID = 0
         var isFinished = false
     }
@@ -39,21 +34,20 @@ package final class ChangeFeed: Sendable {
     /// Numbers `kind` and delivers it; returns its sequence.
     @discardableResult
     package func publish(_ kind: MomentsChange.Kind) -> UInt64 {
-        var resumed: [(CheckedContinuation<MomentsChange?, Never>, MomentsChange)] = []
-        let sequence = state.withLock { state -> UInt64 in
+        state.withLock { state -> UInt64 in
             state.lastSequence += 1
             let change = MomentsChange(sequence: state.lastSequence, kind: kind)
             if logSize > 0 {
                 if state.log.count == logSize { _ = state.log.popFirst() }
                 state.log.append(change)
             }
-            for id in state.consumers.keys {
-                state.consumers[id]?.deliver(change, bufferSize: bufferSize, resumed: &resumed)
+            // Resuming only schedules the waiting consumer, which then takes its own
+            // lock, never this one: safe under the lock, and it spares a list.
+            for consumer in state.consumers.values {
+                consumer.deliver(change, bufferSize: bufferSize)?.resume(returning: change)
             }
             return state.lastSequence
         }
-        for (waiter, change) in resumed { waiter.resume(returning: change) }
-        return sequence
     }
 
     /// The sequence of the latest change, 0 before the first.
@@ -65,81 +59,103 @@ package final class ChangeFeed: Sendable {
     /// A new consumer's stream: with `after`, the retained changes after that sequence
     /// first (or a gap marker if some are no longer retained), then every new change.
     package func subscribe(after: UInt64?) -> AsyncStream<MomentsChange> {
-        let id = state.withLock { state -> Int in
+        let (id, consumer) = state.withLock { state -> (Int, FeedConsumer) in
             state.nextConsumerID += 1
-            var consumer = Consumer()
-            consumer.isFinished = state.isFinished
+            var missed: ClosedRange<UInt64>?
+            var buffer = Ring<MomentsChange>()
             if let after, after < state.lastSequence {
                 let oldest = state.log.first?.sequence ?? state.lastSequence + 1
-                if after + 1 < oldest { consumer.missed = (after + 1)...(oldest - 1) }
-                for change in state.log where change.sequence > after { consumer.buffer.append(change) }
+                if after + 1 < oldest { missed = (after + 1)...(oldest - 1) }
+                for change in state.log where change.sequence > after { buffer.append(change) }
             }
+            let consumer = FeedConsumer(buffer: buffer, missed: missed, isFinished: state.isFinished)
             state.consumers[state.nextConsumerID] = consumer
-            return state.nextConsumerID
+            return (state.nextConsumerID, consumer)
         }
-        let handle = ConsumerHandle(feed: self, id: id)
+        let handle = ConsumerHandle(feed: self, consumer: consumer, id: id)
         return AsyncStream(unfolding: { await handle.next() }, onCancel: { handle.end() })
     }
 
     /// Ends every stream: consumers get what is buffered, then the end.
     package func finishAll() {
-        let waiters = state.withLock { state -> [CheckedContinuation<MomentsChange?, Never>] in
+        let waiters = state.withLock { state -> [FeedConsumer.Waiter] in
             state.isFinished = true
-            var waiters: [CheckedContinuation<MomentsChange?, Never>] = []
-            for id in state.consumers.keys {
-                state.consumers[id]?.isFinished = true
-                if let waiter = state.consumers[id]?.waiter {
-                    waiters.append(waiter)
-                    state.consumers[id]?.waiter = nil
-                }
-            }
-            return waiters
+            return state.consumers.values.compactMap { $0.finish(dropping: false) }
         }
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
-    fileprivate func next(_ id: Int) async -> MomentsChange? {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<MomentsChange?, Never>) in
-                let ready = state.withLock { state -> MomentsChange?? in
-                    guard var consumer = state.consumers[id] else { return .some(nil) }
-                    defer { state.consumers[id] = consumer }
-                    if let missed = consumer.missed {
-                        consumer.missed = nil
-                        return MomentsChange(sequence: missed.upperBound, kind: .gap(missed: missed))
-                    }
-                    if let change = consumer.buffer.popFirst() { return change }
-                    if consumer.isFinished || Task.isCancelled { return .some(nil) }
-                    consumer.waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            remove(id)
-        }
-    }
-
+    /// Removes consumer `id`: its stream ends at once.
     fileprivate func remove(_ id: Int) {
-        let waiter = state.withLock { $0.consumers.removeValue(forKey: id)?.waiter }
-        waiter?.resume(returning: nil)
+        let consumer = state.withLock { $0.consumers.removeValue(forKey: id) }
+        consumer?.finish(dropping: true)?.resume(returning: nil)
     }
 }
 
-extension ChangeFeed.Consumer {
-    fileprivate mutating func deliver(
-        _ change: MomentsChange, bufferSize: Int,
-        resumed: inout [(CheckedContinuation<MomentsChange?, Never>, MomentsChange)]
-    ) {
-        if let waiter {
-            self.waiter = nil
-            resumed.append((waiter, change))
-            return
+/// One consumer's buffer, behind a lock of its own.
+private final class FeedConsumer: Sendable {
+    typealias Waiter = CheckedContinuation<MomentsChange?, Never>
+
+    private struct State {
+        var buffer: Ring<MomentsChange>
+        var missed: ClosedRange<UInt64>?
+        var waiter: Waiter?
+        /// No more changes will come: hand out what is buffered, then end.
+        var isFinished: Bool
+        /// Removed from the feed: end now.
+        var isRemoved = false
+    }
+
+    private let state: Mutex<State>
+
+    init(buffer: Ring<MomentsChange>, missed: ClosedRange<UInt64>?, isFinished: Bool) {
+        state = Mutex(State(buffer: buffer, missed: missed, isFinished: isFinished))
+    }
+
+    /// Buffers `change`, or returns the waiting continuation to hand it to.
+    func deliver(_ change: MomentsChange, bufferSize: Int) -> Waiter? {
+        state.withLock { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            while state.buffer.count >= bufferSize, let dropped = state.buffer.popFirst() {
+                state.missed = (state.missed?.lowerBound ?? dropped.sequence)...dropped.sequence
+            }
+            state.buffer.append(change)
+            return nil
         }
-        while buffer.count >= bufferSize, let dropped = buffer.popFirst() {
-            missed = (missed?.lowerBound ?? dropped.sequence)...dropped.sequence
+    }
+
+    /// Marks the end; returns the waiting continuation to end.
+    func finish(dropping: Bool) -> Waiter? {
+        state.withLock { state in
+            state.isFinished = true
+            if dropping {
+                state.isRemoved = true
+                state.buffer = Ring()
+            }
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        buffer.append(change)
+    }
+
+    /// The next change (a gap marker first if some were lost); `nil` at the end.
+    func next() async -> MomentsChange? {
+        await withCheckedContinuation { (continuation: Waiter) in
+            let ready = state.withLock { state -> MomentsChange?? in
+                if state.isRemoved || Task.isCancelled { return .some(nil) }
+                if let missed = state.missed {
+                    state.missed = nil
+                    return MomentsChange(sequence: missed.upperBound, kind: .gap(missed: missed))
+                }
+                if let change = state.buffer.popFirst() { return change }
+                if state.isFinished { return .some(nil) }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }
 
@@ -147,15 +163,18 @@ extension ChangeFeed.Consumer {
 /// cancelled, or is dropped without being iterated.
 private final class ConsumerHandle: Sendable {
     let feed: ChangeFeed
+    let consumer: FeedConsumer
     let id: Int
 
-    init(feed: ChangeFeed, id: Int) {
+    init(feed: ChangeFeed, consumer: FeedConsumer, id: Int) {
         self.feed = feed
+        self.consumer = consumer
         self.id = id
     }
 
+    /// Cancellation while waiting reaches ``end()`` through the stream's `onCancel`.
     func next() async -> MomentsChange? {
-        let change = await feed.next(id)
+        let change = await consumer.next()
         if change == nil { feed.remove(id) }
         return change
     }
@@ -191,3 +210,5 @@ struct Ring<Element>: Sequence {
 
     func makeIterator() -> ArraySlice<Element>.Iterator { storage[head...].makeIterator() }
 }
+
+extension Ring: Sendable where Element: Sendable {}
