@@ -8,8 +8,8 @@ import Testing
     let bff: ReferenceBFF
     let directory: TemporaryDirectory
 
-    init() throws {
-        bff = try ReferenceBFF()
+    init() async throws {
+        bff = try await ReferenceBFF()
         directory = try TemporaryDirectory()
     }
 

@@ -21,10 +21,10 @@ import Testing
             try await Task.sleep(for: interruptAfter)
             process.interrupt()
         }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+        async let output = out.fileHandleForReading.readToEndOffPool()
+        async let errors = err.fileHandleForReading.readToEndOffPool()
+        let status = await process.exitStatus()
+        return (status, String(decoding: await output, as: UTF8.self), String(decoding: await errors, as: UTF8.self))
     }
 
     @Test func theDemoRunsTheWholeStoryAndExitsZero() async throws {
@@ -67,14 +67,21 @@ import Testing
         try process.run()
 
         // The first line names the BFF's port; interrupt as soon as it is printed.
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        // Interrupted from the reading thread the moment the line arrives, so the demo
+        // cannot finish first however slowly this task is scheduled.
+        let text = await withCheckedContinuation { continuation in
+            Thread {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = out.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                process.interrupt()
+                continuation.resume(returning: text)
+            }.start()
         }
-        process.interrupt()
-        process.waitUntilExit()
+        _ = await process.exitStatus()
         let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last?.split(separator: "/").first.flatMap { Int($0) })
 
         #expect(process.terminationStatus == 130)
@@ -83,7 +90,7 @@ import Testing
     }
 
     @Test func watchStreamsUntilInterrupted() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -103,8 +110,8 @@ import Testing
             break
         }
         process.interrupt()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let errors = String(decoding: await err.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
+        _ = await process.exitStatus()
 
         #expect(process.terminationStatus == 130)
         #expect(first == "Jake Lin (user 0): 4 moments")
@@ -116,7 +123,7 @@ import Testing
     /// strictly increasing, and carrying a like another client made, as a moment change
     /// naming every watched user whose timeline holds the moment.
     @Test func watchAllPrintsEveryUsersChangesAsJSONLines() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -147,7 +154,7 @@ import Testing
             if line.contains(#""type":"moment""#) || lines.count > 200 { break }
         }
         process.interrupt()
-        process.waitUntilExit()
+        _ = await process.exitStatus()
 
         #expect(process.terminationStatus == 130)
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

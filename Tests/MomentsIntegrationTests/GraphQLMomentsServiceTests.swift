@@ -9,8 +9,8 @@ import Testing
     let bff: ReferenceBFF
     let service: GraphQLMomentsService
 
-    init() throws {
-        bff = try ReferenceBFF()
+    init() async throws {
+        bff = try await ReferenceBFF()
         service = GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.timeout = .seconds(3)
             $0.maximumResponseSize = 256 * 1024

@@ -16,7 +16,7 @@ import Testing
 
     @Test func twentyThousandRequestsWithFaultsAreAllAccountedFor() async throws {
         let total = Int(ProcessInfo.processInfo.environment["MOMENTS_SOAK_REQUESTS"] ?? "") ?? 2_000
-        let bff = try ReferenceBFF(users: 20, momentsPerUser: 5)
+        let bff = try await ReferenceBFF(users: 20, momentsPerUser: 5)
         defer { bff.stop() }
         let transport = URLSessionTransport()
         let client = HTTPClient(baseURL: bff.baseURL, transport: transport) {

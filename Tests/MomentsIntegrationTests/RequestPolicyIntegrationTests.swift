@@ -28,7 +28,7 @@ private final class RotatingTokens: TokenProvider {
     }
 
     @Test func retriesRideOutInjected503s() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(20), jitter: 0)
@@ -42,7 +42,7 @@ private final class RotatingTokens: TokenProvider {
     }
 
     @Test func aResetLikeMutationIsRetriedBecauseTheBFFMakesItIdempotent() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(20), jitter: 0)
@@ -55,7 +55,7 @@ private final class RotatingTokens: TokenProvider {
     }
 
     @Test func a401IsRecoveredByOneRefresh() async throws {
-        let bff = try ReferenceBFF(token: "s3cret")
+        let bff = try await ReferenceBFF(token: "s3cret")
         defer { bff.stop() }
         let tokens = RotatingTokens()
         let logs = Mutex<[String]>([])
@@ -76,7 +76,7 @@ private final class RotatingTokens: TokenProvider {
     }
 
     @Test func identicalQueriesInFlightReachTheBFFOnce() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let service = GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()))
         try await bff.injectFault(["kind": "slow", "seconds": 0.3])
@@ -90,7 +90,7 @@ private final class RotatingTokens: TokenProvider {
     }
 
     @Test func theStoreCanRefreshFromTheResponseCache() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.cache = MemoryResponseCache() }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())

@@ -11,7 +11,7 @@ import Testing
     /// Every log record and error text produced while using a token, through success,
     /// faults, refused tokens and debug logging, is searched for the token.
     @Test func theTokenNeverAppearsInLogsErrorsOrDescriptions() async throws {
-        let bff = try ReferenceBFF(token: Self.token)
+        let bff = try await ReferenceBFF(token: Self.token)
         defer { bff.stop() }
         let sink = TextSink()
         func collect(_ text: String) { sink.add(text) }

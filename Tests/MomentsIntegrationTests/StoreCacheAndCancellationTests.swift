@@ -16,7 +16,7 @@ import Testing
 
     @Test(arguments: [CachePolicy.localOrRemote, .localThenRemote, .remoteThenLocal])
     func noCachePolicyBringsBackTheStateBeforeAConfirmedLike(policy: CachePolicy) async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let cache = MemoryResponseCache()
         let client = client(bff, cache: cache)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func localThenRemoteShowsTheCachedTimelineThenTheNetworks() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = client(bff, cache: MemoryResponseCache())
         let service = GraphQLMomentsService(client: client)
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func aRefreshWhoseOnlyCallerIsCancelledStopsItsFetch() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(30) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func aSharedRefreshGoesOnWhileOneCallerRemains() async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())

@@ -35,7 +35,7 @@ import Testing
 
     @Test(arguments: cases)
     func aFaultLeavesTheStoreAsItWas(_ fault: Case) async throws {
-        let bff = try ReferenceBFF()
+        let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

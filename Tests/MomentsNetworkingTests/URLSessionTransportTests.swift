@@ -16,8 +16,8 @@ private struct Echo: Decodable, Sendable {
     let server: ScriptServer
     let transport = URLSessionTransport()
 
-    init() throws {
-        server = try ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+    init() async throws {
+        server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
     }
 
     func client(_ configure: @Sendable (inout HTTPClient.Configuration) -> Void = { _ in }) -> HTTPClient {

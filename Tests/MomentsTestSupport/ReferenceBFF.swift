@@ -10,10 +10,10 @@ public final class ReferenceBFF {
     public var port: Int { server.port }
 
     /// Starts the BFF; `users` adds generated users `user-1`…`user-N`.
-    public init(users: Int = 0, momentsPerUser: Int = 10, token: String? = nil) throws {
+    public init(users: Int = 0, momentsPerUser: Int = 10, token: String? = nil) async throws {
         var arguments = ["--exit-with-stdin", "--users", "\(users)", "--moments-per-user", "\(momentsPerUser)"]
         if let token { arguments += ["--token", token] }
-        server = try ScriptServer(script: "Tools/bff/server.py", arguments: arguments)
+        server = try await ScriptServer(script: "Tools/bff/server.py", arguments: arguments)
         control = HTTPClient(baseURL: server.baseURL, transport: URLSessionTransport())
     }
 

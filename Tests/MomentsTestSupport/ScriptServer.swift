@@ -9,8 +9,10 @@ public final class ScriptServer {
     private let process: Process
     private let stdin: Pipe
 
-    /// Starts `script` (a path relative to the repository root) with `arguments`.
-    public init(script: String, arguments: [String] = []) throws {
+    /// Starts `script` (a path relative to the repository root) with `arguments`, and
+    /// waits for its port on a thread of its own: a test waiting for Python to start
+    /// must not hold one of Swift's few cooperative threads.
+    public init(script: String, arguments: [String] = []) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [Repository.python, Repository.root.appendingPathComponent(script).path] + arguments
@@ -22,13 +24,17 @@ public final class ScriptServer {
         self.process = process
         self.stdin = stdin
 
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        let text = await withCheckedContinuation { continuation in
+            Thread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let chunk = stdout.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    line.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: line, as: UTF8.self))
+            }.start()
         }
-        let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("ERROR ") {
             process.terminate()
             throw ScriptServerError(message: "\(script) cannot start: " + text.dropFirst(6).trimmingCharacters(in: .whitespacesAndNewlines))

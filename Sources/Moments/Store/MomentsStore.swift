@@ -503,6 +503,9 @@ public actor MomentsStore {
     }
 
     /// What the store has in flight, for tests and diagnostics.
+    /// How many `setLike` calls of `userID` have begun and not returned (for tests).
+    package func likeCallsInFlight(for userID: String) -> Int { likesInFlight[userID] ?? 0 }
+
     package var diagnostics: String {
         "activity \(activity), refreshes \(refreshesInFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeChains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
             + "convergence \(convergenceNeeded.keys.sorted()) tasks \(convergenceTasks.keys.sorted()), loading \(loading.keys.sorted()), "

@@ -16,9 +16,9 @@ private struct Echo: Decodable, Sendable {
     let home: ScriptServer
     let elsewhere: ScriptServer
 
-    init() throws {
-        home = try ScriptServer(script: "Tools/fixture-server/fixture_server.py")
-        elsewhere = try ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+    init() async throws {
+        home = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+        elsewhere = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
     }
 
     private func stop() {

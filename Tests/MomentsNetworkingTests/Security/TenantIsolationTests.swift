@@ -42,7 +42,7 @@ import Testing
 
         /// Waits (for what the transport reports) until `count` requests arrived.
         func waitForRequests(_ count: Int) async -> Bool {
-            await eventually(timeout: .seconds(10)) { self.transport.requests.count >= count }
+            await eventually(timeout: .seconds(30)) { self.transport.requests.count >= count }
         }
     }
 

@@ -62,9 +62,10 @@ import Testing
         await fixture.service.holdNext(calls.count)
 
         var tasks: [Task<MomentsDetails, any Error>] = []
-        for isLiked in calls {
+        for (index, isLiked) in calls.enumerated() {
             tasks.append(Task { try await fixture.store.setLike(isLiked, momentID: "a", userID: "0") })
             // Each call starts before the next (call order), while none is answered.
+            #expect(await eventually { await fixture.store.likeCallsInFlight(for: "0") == index + 1 })
             #expect(await eventually { (try? await fixture.store.details(for: "0"))??.isLiked("a") == isLiked })
         }
         await fixture.service.release()

@@ -1,0 +1,26 @@
+public import Foundation
+
+/// Waiting on child processes without blocking Swift's cooperative threads: on a
+/// 2-core machine two tests blocked in `waitUntilExit()` would starve every other test.
+extension Process {
+    /// The exit status, once the process has ended; waits on a thread of its own.
+    public func exitStatus() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread {
+                self.waitUntilExit()
+                continuation.resume(returning: self.terminationStatus)
+            }.start()
+        }
+    }
+}
+
+extension FileHandle {
+    /// Everything until end of file; reads on a thread of its own.
+    public func readToEndOffPool() async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: self.readDataToEndOfFile())
+            }.start()
+        }
+    }
+}
