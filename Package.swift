@@ -19,7 +19,7 @@ let package = Package(
             name: "MomentsCSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsCSQLite", "MomentsSupport"]),
+        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .executableTarget(

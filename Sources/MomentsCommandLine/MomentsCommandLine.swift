@@ -94,6 +94,8 @@ public enum MomentsCommandLine {
         let momentID = arguments.option("moment") ?? ""
         let isLiked = arguments.command == .like
         let connection = try Connection(arguments, environment: environment)
+        // A like the store could not record must not reach the BFF.
+        try await connection.persistence.checkWritable()
         let details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
         guard let moment = details.moment(withID: momentID) else {
             throw CommandFailure("moment \(momentID) is not in user \(user)'s timeline")

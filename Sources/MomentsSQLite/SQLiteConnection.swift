@@ -1,3 +1,4 @@
+import Foundation
 import MomentsSupport
 import MomentsCSQLite
 
@@ -11,13 +12,39 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
 
-    init(path: String, busyTimeout: Duration) throws(SQLiteError) {
+    /// How a connection may use its file.
+    enum Access {
+        /// Read and write, creating the file if needed.
+        case readWrite
+        /// Read only, sharing the file with writers (needs its `-shm` file).
+        case readOnly
+        /// Read only, assuming nothing writes the file meanwhile: for a file that cannot
+        /// be written at all (a full disk, a read-only file system), where SQLite could
+        /// not create the `-shm` file a shared reader needs.
+        case immutable
+    }
+
+    let access: Access
+
+    init(path: String, busyTimeout: Duration, access: Access = .readWrite) throws(SQLiteError) {
         var handle: OpaquePointer?
-        // A new store is the owner's only (0600); SQLite gives its -wal and -shm files
-        // the same permissions.
-        if path != ":memory:" && !path.isEmpty { AtomicFile.createPrivateFileIfMissing(path) }
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let flags: Int32
+        var name = path
+        switch access {
+        case .readWrite:
+            // A new store is the owner's only (0600); SQLite gives its -wal and -shm
+            // files the same permissions.
+            if path != ":memory:" && !path.isEmpty { AtomicFile.createPrivateFileIfMissing(path) }
+            flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        case .readOnly:
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        case .immutable:
+            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+            name = "file:\(escaped)?immutable=1"
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        }
+        self.access = access
+        let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError(resultCode: code, connection: handle, statement: nil)
             sqlite3_close_v2(handle)

@@ -1,4 +1,5 @@
 public import Moments
+public import MomentsNetworking
 import MomentsCSQLite
 import MomentsSupport
 
@@ -34,12 +35,17 @@ public actor SQLitePersistence: MomentsPersistence {
         /// The default is 5 seconds.
         public var busyTimeout: Duration = .seconds(5)
 
+        /// Receives what the store does on its own: opening for reading only, and
+        /// repairing a damaged index. The default is `nil`.
+        public var logHandler: LogHandler?
+
         /// Creates a configuration with every default.
         public init() {}
 
         /// Creates a configuration that waits up to `busyTimeout` for a lock.
-        public init(busyTimeout: Duration) {
+        public init(busyTimeout: Duration, logHandler: LogHandler? = nil) {
             self.busyTimeout = busyTimeout
+            self.logHandler = logHandler
         }
     }
 
@@ -58,14 +64,69 @@ public actor SQLitePersistence: MomentsPersistence {
     ///   newer SDK, and ``PersistenceError/Code-swift.struct/ioFailure`` when it cannot be opened.
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
+        self.logHandler = configuration.logHandler
+        var connection: SQLiteConnection
+        var readOnlyReason: String?
         do {
-            let connection = try SQLiteConnection(path: path, busyTimeout: configuration.busyTimeout)
+            connection = try SQLiteConnection(path: path, busyTimeout: configuration.busyTimeout)
             try Self.prepare(connection)
-            self.connection = connection
+        } catch let error as SQLiteError where Self.isAccessFailure(error) {
+            // The file cannot be written (read-only file, directory or file system, a
+            // full disk): reads may still succeed.
+            guard let reader = Self.openForReading(path, busyTimeout: configuration.busyTimeout) else {
+                throw Self.persistenceError(error, path: path, userID: nil)
+            }
+            connection = reader
+            readOnlyReason = error.message
         } catch let error as SQLiteError {
             throw Self.persistenceError(error, path: path, userID: nil)
         }
+        self.connection = connection
+        self.readOnlyReason = readOnlyReason
         executor = ThreadExecutor(name: "MomentsSQLitePersistence")
+        if let readOnlyReason {
+            configuration.logHandler?(LogRecord(
+                level: .warning, message: "the store is open for reading only; saves will fail",
+                metadata: ["path": path, "reason": readOnlyReason]
+            ))
+        }
+    }
+
+    /// Why the store is open for reading only (it could not be opened for writing), or
+    /// `nil` if it can be written.
+    public nonisolated let readOnlyReason: String?
+
+    private let logHandler: LogHandler?
+
+    /// A connection that only reads a current database: shared with writers if SQLite
+    /// can, else as an unchanging file.
+    private static func openForReading(_ path: String, busyTimeout: Duration) -> SQLiteConnection? {
+        for access in [SQLiteConnection.Access.readOnly, .immutable] {
+            guard let connection = try? SQLiteConnection(path: path, busyTimeout: busyTimeout, access: access) else { continue }
+            guard let version = try? connection.integer("PRAGMA user_version"),
+                  version == SQLiteSchema.currentVersion,
+                  (try? connection.integer("PRAGMA application_id")) == SQLiteSchema.applicationID
+            else { continue }
+            return connection
+        }
+        return nil
+    }
+
+    private static func isAccessFailure(_ error: SQLiteError) -> Bool {
+        [SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM].contains(error.resultCode)
+    }
+
+    /// Throws unless saves can succeed: the store was opened for writing and its file
+    /// takes a write lock now. Call it before a side effect that must be stored (the
+    /// `moments` tool does before sending a like).
+    public func checkWritable() throws {
+        if let readOnlyReason {
+            throw PersistenceError(code: .ioFailure, location: path, reason: "the store cannot be written: \(readOnlyReason)")
+        }
+        try run(userID: nil) {
+            try connection.execute("BEGIN IMMEDIATE")
+            try connection.execute("ROLLBACK")
+        }
     }
 
     deinit {
@@ -127,7 +188,24 @@ public actor SQLitePersistence: MomentsPersistence {
                 throw PersistenceError.duplicateMoment(duplicate, location: path, userID: userID)
             }
         }
-        try run(userID: batch.timelines.count == 1 ? batch.timelines.keys.first : nil) {
+        try requireWritable()
+        let userID = batch.timelines.count == 1 ? batch.timelines.keys.first : nil
+        do {
+            try run(userID: userID) { try write(batch) }
+        } catch let error as PersistenceError where error.code == .corruptedData {
+            // A damaged index (a constraint our own writes cannot break, or SQLite's
+            // corruption report) is rebuilt from the table, and the save tried again.
+            try run(userID: userID) { try connection.execute("REINDEX") }
+            try run(userID: userID) { try write(batch) }
+            logHandler?(LogRecord(
+                level: .warning, message: "repaired a damaged index (REINDEX) and saved",
+                metadata: ["path": path, "userID": userID ?? "", "damage": error.reason]
+            ))
+        }
+    }
+
+    private func write(_ batch: PersistenceBatch) throws {
+        do {
             try connection.transaction(writing: true) {
                 var released = Set<String>()
                 for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
@@ -148,6 +226,17 @@ public actor SQLitePersistence: MomentsPersistence {
                 }
                 try removeOrphans(released)
             }
+        } catch let error as SQLiteError where error.resultCode == SQLITE_CONSTRAINT {
+            // Every write first deletes the rows it replaces: a uniqueness constraint can
+            // fail only on a damaged index.
+            throw PersistenceError(code: .corruptedData, location: path, userID: batch.timelines.count == 1 ? batch.timelines.keys.first : nil,
+                                   reason: "an index of the database is damaged (\(error.message))", underlyingError: error)
+        }
+    }
+
+    private func requireWritable() throws {
+        if let readOnlyReason {
+            throw PersistenceError(code: .ioFailure, location: path, reason: "the store is open for reading only: \(readOnlyReason)")
         }
     }
 
@@ -163,6 +252,7 @@ public actor SQLitePersistence: MomentsPersistence {
     }
 
     public func remove(userID: String) throws {
+        try requireWritable()
         try run(userID: userID) {
             try connection.transaction(writing: true) {
                 let released = try momentIDs(of: userID)
@@ -187,6 +277,7 @@ public actor SQLitePersistence: MomentsPersistence {
     }
 
     public func removeAll() throws {
+        try requireWritable()
         try run(userID: nil) {
             try connection.transaction(writing: true) {
                 try connection.execute("DELETE FROM timeline_entry; DELETE FROM moment; DELETE FROM timeline;")

@@ -75,6 +75,40 @@ func writeUntilFull(kind: String, path: String, limit: Int) async -> Int32 {
     }
 }
 
+/// On a disk where nothing can grow (a file-size limit of 0), a store closed cleanly is
+/// opened, read and written; reports each outcome.
+func readWhenFull(kind: String, path: String) async -> Int32 {
+    signal(SIGXFSZ, SIG_IGN)
+    var rlimit = rlimit(rlim_cur: 0, rlim_max: 0)
+    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit) == 0 else { return 4 }
+    let persistence: any MomentsPersistence
+    do {
+        persistence = kind == "sqlite" ? try SQLitePersistence(path: path) : try JSONFilePersistence(directory: URL(fileURLWithPath: path))
+    } catch {
+        FileHandle.standardOutput.write(Data("open failed \(error)\n".utf8))
+        return 0
+    }
+    do {
+        let loaded = try await persistence.load(userID: "u")
+        FileHandle.standardOutput.write(Data("read \(loaded?.moments.count ?? -1) moments\n".utf8))
+    } catch {
+        FileHandle.standardOutput.write(Data("read failed \(error)\n".utf8))
+    }
+    do {
+        try await persistence.save(SampleTimelines.timeline(user: "u", moments: 3), for: "u")
+        FileHandle.standardOutput.write(Data("save succeeded\n".utf8))
+    } catch let error as PersistenceError {
+        FileHandle.standardOutput.write(Data("save failed \(error.code)\n".utf8))
+    } catch {
+        FileHandle.standardOutput.write(Data("save failed untyped \(error)\n".utf8))
+    }
+    return 0
+}
+
+if arguments.count == 4, arguments[1] == "read-when-full" {
+    exit(await readWhenFull(kind: arguments[2], path: arguments[3]))
+}
+
 if arguments.count == 5, arguments[3] == "--file-size-limit", let limit = Int(arguments[4]) {
     exit(await writeUntilFull(kind: arguments[1], path: arguments[2], limit: limit))
 }

@@ -14,4 +14,18 @@ public enum FullDisk {
         process.waitUntilExit()
         return (process.terminationStatus, text.split(separator: "\n").map(String.init))
     }
+
+    /// Opens a closed store where no file can grow, reads it and tries to save;
+    /// returns the lines the child reported (`read N moments`, `save failed CODE`, …).
+    public static func readWhenFull(kind: String, path: String) async throws -> (status: Int32, lines: [String]) {
+        let process = Process()
+        process.executableURL = CrashHarness.writerURL
+        process.arguments = ["read-when-full", kind, path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: await output.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
+        let status = await process.exitStatus()
+        return (status, text.split(separator: "\n").map(String.init))
+    }
 }

@@ -1,6 +1,9 @@
 /// A ``MomentsPersistence`` that keeps timelines in memory, for tests and for processes
 /// that need no state across restarts.
 public actor InMemoryPersistence: MomentsPersistence {
+    /// Memory can always be written.
+    public func checkWritable() {}
+
     private var contents = Contents()
 
     /// Creates a store, optionally holding `timelines` already.

@@ -45,6 +45,15 @@ public actor JSONFilePersistence: MomentsPersistence {
     ///
     /// - Throws: ``PersistenceError/Code-swift.struct/ioFailure`` if the directory cannot
     ///   be created.
+    /// Throws ``PersistenceError/Code-swift.struct/ioFailure`` if the directory cannot be
+    /// written.
+    public func checkWritable() throws {
+        guard access(directory.path, W_OK) == 0 else {
+            throw PersistenceError(code: .ioFailure, location: directory.path,
+                                   reason: "the store's directory cannot be written: \(String(cString: strerror(errno)))")
+        }
+    }
+
     public init(directory: URL) throws {
         self.directory = directory.standardizedFileURL
         do {

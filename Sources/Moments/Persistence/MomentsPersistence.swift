@@ -36,6 +36,9 @@ public protocol MomentsPersistence: Sendable {
 
     /// Removes every timeline and moment.
     func removeAll() async throws
+    /// Throws unless a save can be expected to succeed now (the store is writable),
+    /// so a caller can refuse a side effect it could not record.
+    func checkWritable() async throws
 }
 
 extension MomentsPersistence {

@@ -26,5 +26,6 @@ actor FailingPersistence: MomentsPersistence {
     func remove(userID: String) {}
     func userIDs() -> [String] { [] }
     func removeAll() {}
+    func checkWritable() {}
 }
 

@@ -122,7 +122,7 @@ struct StoreSimulation {
                 held = nil
                 failures.append("user \(user): the store cannot read its timeline: \(error)")
             }
-            let persisted = try? await persistence.load(userID: user)
+            let persisted = await persistence.load(userID: user)
             if held != truth {
                 let diagnostics = await store.diagnostics
                 let inMemory = await store.timelinesInMemory
