@@ -1,12 +1,15 @@
+import Foundation
 /// Every command of `moments`, with its options.
 enum Commands {
     static let connection: [(name: String, help: String)] = [
         ("base-url", "the BFF's base URL, e.g. http://127.0.0.1:8080 (default: $MOMENTS_BASE_URL)"),
         ("store", "where timelines are kept: sqlite:PATH | json:DIR | memory (default: sqlite:moments.sqlite)"),
         ("token", "send this token as 'Authorization: Bearer <token>'"),
-        ("timeout", "seconds allowed per request (default: 10)"),
+        ("timeout", "seconds allowed per request, 0 to 3600 (default: 10)"),
+        ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),
     ]
     static let json = (name: "json", help: "print machine-readable JSON")
+    static let verbose = (name: "verbose", help: "add the full detail to an error")
 
     static let all: [CommandSpec] = [
         CommandSpec(
@@ -17,24 +20,24 @@ enum Commands {
         ),
         CommandSpec(
             name: .timeline, summary: "Fetches a user's timeline from the BFF, stores it, and prints it.",
-            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF")],
+            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF"), verbose],
             required: ["user"]
         ),
         CommandSpec(
             name: .like, summary: "Likes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .unlike, summary: "Unlikes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .watch,
             summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted. With --json, one JSON object per change (JSON Lines, with its sequence); with --all, the changes of every user in the store.",
             options: [("user", "the user's id (with --all: also watch this user)"), ("interval", "seconds between refreshes (default: 10)")] + connection,
-            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store")],
+            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store"), verbose],
             required: []
         ),
         CommandSpec(
@@ -55,10 +58,11 @@ enum Commands {
         ]
         let width = all.map(\.name.rawValue.count).max() ?? 0
         for spec in all {
-            let summary = spec.summary.split(separator: ".").first.map(String.init) ?? spec.summary
+            let summary = spec.summary.components(separatedBy: ". ").first ?? spec.summary
             lines.append("  " + spec.name.rawValue + String(repeating: " ", count: width - spec.name.rawValue.count + 2) + summary)
         }
-        lines += ["", "'moments <command> --help' describes a command's options.", "Start here: moments demo"]
+        lines += ["", "'moments help <command>' (or 'moments <command> --help') describes a command's options;",
+                  "'moments --version' prints the version.", "Start here: moments demo"]
         return lines.joined(separator: "\n")
     }
 }

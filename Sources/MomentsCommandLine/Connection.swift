@@ -15,28 +15,63 @@ struct Connection {
         environment["MOMENTS_CACHE_DIR"] ?? ".moments-cache"
     }
 
+    static let cachePolicies: [String: CachePolicy] = [
+        "remote": .remote, "local": .local, "local-or-remote": .localOrRemote,
+        "local-then-remote": .localThenRemote, "remote-then-local": .remoteThenLocal,
+    ]
+
+    /// The BFF's base URL: http(s), a host, a valid port; a trailing `/graphql` (the
+    /// endpoint itself, as the reference BFF announces it) is accepted and removed.
+    static func baseURL(_ text: String) throws(UsageError) -> URL {
+        guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty
+        else {
+            throw UsageError(message: "--base-url must be an http(s) URL such as http://127.0.0.1:8080, not '\(text)'")
+        }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw UsageError(message: "--base-url has port \(port); a port is 1 to 65535")
+        }
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        if path.hasSuffix("/graphql") { path.removeLast("/graphql".count) }
+        components.path = path
+        guard let url = components.url else {
+            throw UsageError(message: "--base-url must be an http(s) URL such as http://127.0.0.1:8080, not '\(text)'")
+        }
+        return url
+    }
+
     init(_ arguments: ParsedArguments, environment: [String: String]) throws {
         guard let text = arguments.option("base-url") ?? environment["MOMENTS_BASE_URL"] else {
             throw UsageError(message: "no BFF given: pass --base-url URL or set MOMENTS_BASE_URL (or try 'moments demo')")
         }
-        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw UsageError(message: "--base-url must be an http(s) URL, not '\(text)'")
-        }
+        let url = try Self.baseURL(text)
         var timeout = Duration.seconds(10)
         if let text = arguments.option("timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-                throw UsageError(message: "--timeout must be a number of seconds, not '\(text)'")
+                throw UsageError(message: "--timeout must be seconds between 0 and 3600 (e.g. 2.5), not '\(text)'")
             }
             timeout = .milliseconds(Int(seconds * 1000))
         }
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
-        let cache = try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory(environment)))
+        // The answer cache is used only when a policy asks for it.
+        var cachePolicy: CachePolicy?
+        if let text = arguments.option("cache-policy") {
+            guard let policy = Self.cachePolicies[text] else {
+                throw UsageError(message: "--cache-policy must be one of \(Self.cachePolicies.keys.sorted().joined(separator: ", ")), not '\(text)'")
+            }
+            cachePolicy = policy
+        }
+        let cache = try cachePolicy.map { _ in try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
         baseURL = url
         client = HTTPClient(baseURL: url) {
             $0.timeout = timeout
             $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(200))
-            $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: cache)
+            if let cache, let cachePolicy {
+                $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: cache)
+                $0.cachePolicy = cachePolicy
+            }
             if let token { $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token)) }
         }
         persistence = try location.open()

@@ -10,7 +10,22 @@ public enum MomentsCommandLine {
         return await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())
     }
 
+    /// The tool's version (see CHANGELOG.md).
+    static let version = "0.1.0"
+
     static func run(_ arguments: [String], environment: [String: String], console: Console) async -> Int32 {
+        if arguments == ["--version"] || arguments == ["version"] {
+            console.line("moments \(version)")
+            return 0
+        }
+        // `moments help <command>` and `moments <group> [--help]` describe commands.
+        if arguments.first == "help", arguments.count > 1 {
+            return help(for: Array(arguments.dropFirst()).filter { $0 != "--help" && $0 != "-h" }, console: console)
+        }
+        if let first = arguments.first, Commands.all.contains(where: { $0.name.rawValue.hasPrefix(first + " ") }),
+           arguments.count == 1 || ["--help", "-h"].contains(arguments[1]) {
+            return help(for: [first], console: console)
+        }
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentParser.parse(arguments, commands: Commands.all)
@@ -26,6 +41,11 @@ public enum MomentsCommandLine {
             console.line(ArgumentParser.help(for: Commands.spec(parsed.command)))
             return 0
         }
+        let location = parsed.command == .demo ? nil : try? parsed.option("store").map { try StoreLocation.parse($0) } ?? .default
+        let newFiles = location?.filesNotYetCreated ?? []
+        func removeNewFiles() {
+            for path in newFiles where FileManager.default.fileExists(atPath: path) { try? FileManager.default.removeItem(atPath: path) }
+        }
         do {
             switch parsed.command {
             case .demo: try await DemoCommand(console: console).run(parsed)
@@ -37,35 +57,83 @@ public enum MomentsCommandLine {
             }
             return 0
         } catch let error as UsageError {
+            removeNewFiles()
             console.problem("moments: \(error.message)")
             return 2
         } catch {
+            removeNewFiles()
             // An interrupted command fails because its clean-up stopped what it used.
             if let signal = Interrupts.signal { return Interrupts.status(for: signal) }
-            console.problem("moments: \(describe(error))")
+            console.problem("moments: \(describe(error, verbose: parsed.has("verbose")))")
             return 1
         }
     }
 
-    /// One line saying what went wrong, for people.
-    static func describe(_ error: any Error) -> String {
-        let text: String
+    /// The help of the command named by `words` (`timeline`, `cache clear`), or of every
+    /// command of a group (`cache`).
+    private static func help(for words: [String], console: Console) -> Int32 {
+        let name = words.joined(separator: " ")
+        if let spec = Commands.all.first(where: { $0.name.rawValue == name }) {
+            console.line(ArgumentParser.help(for: spec))
+            return 0
+        }
+        let group = Commands.all.filter { $0.name.rawValue.hasPrefix(name + " ") }
+        guard !name.isEmpty, !group.isEmpty else {
+            console.problem("moments: unknown command '\(name)'; try 'moments help'")
+            return 2
+        }
+        console.line(group.map { ArgumentParser.help(for: $0) }.joined(separator: "\n\n"))
+        return 0
+    }
+
+    /// One line saying what went wrong and what to do, for people: no type names, no
+    /// SQL. `verbose` adds the full detail.
+    static func describe(_ error: any Error, verbose: Bool = false) -> String {
+        var text: String
         if let error = error as? HTTPClientError {
+            let target = error.url.map { HTTPClientError.redactedURL($0) } ?? "the BFF"
             switch error.code {
             case .transportFailure:
-                let target = error.url.map { HTTPClientError.redactedURL($0) } ?? "the BFF"
                 text = "cannot reach \(target): \(error.transportFailure?.description ?? error.reason)"
+            case .serverError where error.statusCode == 401 || error.statusCode == 403:
+                text = "the BFF refused the request (\(error.statusCode ?? 0)) at \(target); pass a valid token with --token TOKEN"
             case .serverError:
-                text = "the BFF answered \(error.statusCode ?? 0) at \(error.url.map { HTTPClientError.redactedURL($0) } ?? "")"
+                text = "the BFF answered \(error.statusCode ?? 0) at \(target)"
             case .graphQLFailure:
                 text = "the BFF reported: " + error.graphQLErrors.map(\.message).joined(separator: "; ")
+            case .authenticationFailure:
+                text = "the BFF refused the token at \(target); pass a valid one with --token TOKEN"
+            case .decodingFailure:
+                text = "the BFF at \(target) answered something that is not a Moments timeline"
+            case .redirectFailure:
+                text = "the BFF redirected the request: \(error.reason)"
             default:
-                text = error.description
+                text = "\(error.code) at \(target): \(error.reason)"
             }
+            if verbose { text += " [\(error)]" }
+        } else if let error = error as? PersistenceError {
+            let reason = shortReason(error.reason)
+            switch error.code {
+            case .ioFailure: text = "cannot use the store at \(error.location): \(reason); check that it can be written, or pick another with --store"
+            case .corruptedData: text = "the store at \(error.location) is damaged: \(reason); a refresh replaces a damaged timeline, or remove the file"
+            case .unsupportedVersion: text = "the store at \(error.location) was written by a newer version of moments: \(reason)"
+            default: text = "the store at \(error.location) failed: \(reason)"
+            }
+            if verbose { text += " [\(error)]" }
         } else {
             text = String(describing: error)
         }
         return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    /// A storage failure's reason without SQLite's codes and statements.
+    private static func shortReason(_ reason: String) -> String {
+        var text = reason
+        if let range = text.range(of: " — while executing:") { text = String(text[..<range.lowerBound]) }
+        if text.hasPrefix("SQLite error"), let colon = text.firstIndex(of: ":") {
+            text = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        }
+        return text
     }
 
     // MARK: - Commands

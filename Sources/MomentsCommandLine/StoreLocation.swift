@@ -17,6 +17,18 @@ enum StoreLocation: Equatable {
         throw UsageError(message: "--store must be sqlite:PATH, json:DIR or memory, not '\(text)'")
     }
 
+    /// The files this location would create that do not exist yet: removed again if
+    /// the command fails, so a failing command leaves nothing behind.
+    var filesNotYetCreated: [String] {
+        let candidates: [String]
+        switch self {
+        case .sqlite(let path): candidates = [path, path + "-wal", path + "-shm"]
+        case .json(let directory): candidates = [directory]
+        case .memory: candidates = []
+        }
+        return candidates.filter { !FileManager.default.fileExists(atPath: $0) }
+    }
+
     func open() throws -> any MomentsPersistence {
         switch self {
         case .sqlite(let path): try SQLitePersistence(path: path)

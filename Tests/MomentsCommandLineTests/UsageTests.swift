@@ -1,0 +1,88 @@
+import Foundation
+@testable import MomentsCommandLine
+import MomentsTestSupport
+import Testing
+
+/// Help, versions, base URLs and error lines, as a newcomer meets them.
+@Suite struct UsageTests {
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, Console) {
+        let console = Console(capturing: true)
+        let status = await MomentsCommandLine.run(arguments, environment: environment, console: console)
+        return (status, console)
+    }
+
+    @Test func helpForACommandAGroupAndTheVersion() async {
+        let (helpStatus, help) = await run(["help", "timeline"])
+        #expect(helpStatus == 0 && help.output.first?.hasPrefix("usage: moments timeline") == true)
+
+        let (groupStatus, group) = await run(["cache", "--help"])
+        #expect(groupStatus == 0 && group.output.joined().contains("usage: moments cache clear"))
+
+        let (versionStatus, version) = await run(["--version"])
+        #expect(versionStatus == 0 && version.output == ["moments \(MomentsCommandLine.version)"])
+
+        let (_, overview) = await run(["help"])
+        #expect(overview.output.joined().contains("(or $MOMENTS_CACHE_DIR, or --cache-dir)"), "no summary is cut mid-sentence")
+
+        let (unknownStatus, unknown) = await run(["help", "nope"])
+        #expect(unknownStatus == 2 && unknown.problems == ["moments: unknown command 'nope'; try 'moments help'"])
+    }
+
+    @Test func usageErrorsComeBeforeAnyIOAndNameTheAllowedRange() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.url.appendingPathComponent("s.sqlite").path
+        for (arguments, expected) in [
+            (["timeline", "--user", "0", "--base-url", "http://127.0.0.1:99999"], "--base-url"),
+            (["timeline", "--user", "0", "--base-url", "http://x", "--timeout", "-1"], "between 0 and 3600"),
+            (["timeline", "--user", "0", "--user", "1", "--base-url", "http://x"], "given twice"),
+            (["timeline", "--user", "0", "--base-url", "http://x", "--cache-policy", "sometimes"], "--cache-policy must be one of"),
+        ] {
+            let (status, console) = await run(arguments + ["--store", "sqlite:" + store])
+            #expect(status == 2, "\(arguments)")
+            #expect(console.problems.count == 1 && console.problems.first?.contains(expected) == true, "\(console.problems)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store), "a usage error creates nothing")
+    }
+
+    @Test func aBaseURLEndingInGraphQLWorks() async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let (status, console) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString + "/graphql"])
+        #expect(status == 0, "\(console.problems)")
+        #expect(console.output.first == "Jake Lin (user 0): 4 moments")
+    }
+
+    @Test func aFailingCommandLeavesNoStoreAndNoCacheBehind() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.url.appendingPathComponent("new.sqlite").path
+        let cache = directory.url.appendingPathComponent("cache").path
+        let (status, console) = await run(
+            ["timeline", "--user", "0", "--store", "sqlite:" + store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "2"],
+            environment: ["MOMENTS_CACHE_DIR": cache]
+        )
+        #expect(status == 1)
+        #expect(console.problems.first?.contains("cannot reach") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    @Test func storageAndAuthenticationErrorsSpeakTheUsersLanguage() async throws {
+        let bff = try await ReferenceBFF(token: "right")
+        defer { bff.stop() }
+        let (storeStatus, storeConsole) = await run(["like", "--user", "0", "--moment", "1", "--store", "sqlite:/nonexistent/dir/x.sqlite", "--base-url", bff.baseURL.absoluteString])
+        let storeLine = try #require(storeConsole.problems.first)
+        #expect(storeStatus == 1)
+        #expect(storeLine.hasPrefix("moments: cannot use the store at /nonexistent/dir/x.sqlite"), "\(storeLine)")
+        for jargon in ["PersistenceError", "SQLite error", "while executing", "INSERT"] { #expect(!storeLine.contains(jargon), "\(storeLine)") }
+
+        let (authStatus, authConsole) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString])
+        let authLine = try #require(authConsole.problems.first)
+        #expect(authStatus == 1)
+        #expect(authLine.contains("--token"), "\(authLine)")
+        #expect(!authLine.contains("HTTPClientError"), "\(authLine)")
+
+        let (verboseStatus, verbose) = await run(["timeline", "--user", "0", "--store", "memory", "--verbose", "--base-url", bff.baseURL.absoluteString])
+        #expect(verboseStatus == 1 && verbose.problems.first?.contains("HTTPClientError") == true, "--verbose adds the detail")
+    }
+}
