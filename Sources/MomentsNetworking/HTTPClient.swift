@@ -83,6 +83,9 @@ public actor HTTPClient {
     /// The number of requests of this client in flight.
     public nonisolated var requestsInFlight: Int { inFlight.count }
 
+    /// How many calls wait on shared (coalesced) exchanges in flight (for tests).
+    package nonisolated var callersOfSharedExchanges: Int { coalescer.waitingCallers }
+
     // MARK: - Steps
 
     /// Validates `request` and builds what the transport sends.

@@ -24,6 +24,11 @@ package final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     package init() {}
 
+    /// How many callers are waiting on runs in flight (for tests and diagnostics).
+    package var waitingCallers: Int {
+        state.withLock { state in state.flights.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
     /// Runs `operation` for `key`, or joins the run already in flight.
     ///
     /// - Throws: the operation's error, or `CancellationError` if the calling task is

@@ -46,3 +46,24 @@ let testBaseURL = URL(string: "https://api.example.com/v1/")!
 func jsonResponse(_ text: String, status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
     HTTPResponse(statusCode: status, headers: headers, body: Data(text.utf8))
 }
+
+/// What the fixture server's `/echo` route saw.
+struct Echo: Decodable, Sendable {
+    var method: String
+    var rawPath: String
+    var rawQuery: String
+    var headers: [String: String]
+    var body: String
+}
+
+/// A GraphQL query for one user.
+struct UserQuery: GraphQLOperation {
+    typealias Response = User
+    struct Variables: Encodable, Sendable { var id: String }
+    struct ResponseData: Decodable, Sendable { var user: User }
+    static let document = "query user($id: ID!) { user(id: $id) { id name } }"
+    static let operationName = "user"
+    var variables: Variables
+    var cachePolicy: CachePolicy?
+    func extract(_ data: ResponseData) -> User { data.user }
+}

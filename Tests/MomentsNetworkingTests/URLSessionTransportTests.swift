@@ -3,14 +3,6 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 
-private struct Echo: Decodable, Sendable {
-    var method: String
-    var rawPath: String
-    var rawQuery: String
-    var headers: [String: String]
-    var body: String
-}
-
 /// `URLSessionTransport` against a real HTTP server on 127.0.0.1.
 @Suite(.serialized) struct URLSessionTransportTests {
     let server: ScriptServer

@@ -3,16 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 
-private struct Query: GraphQLOperation {
-    typealias Response = User
-    struct Variables: Encodable, Sendable { var id: String }
-    struct ResponseData: Decodable, Sendable { var user: User }
-    static let document = "query user($id: ID!) { user(id: $id) { id name } }"
-    static let operationName = "user"
-    var variables: Variables
-    var cachePolicy: CachePolicy?
-    func extract(_ data: ResponseData) -> User { data.user }
-}
+private typealias Query = UserQuery
 
 private struct Mutation: GraphQLOperation {
     typealias Response = User

@@ -3,13 +3,6 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 
-private struct Echo: Decodable, Sendable {
-    var method: String
-    var rawPath: String
-    var headers: [String: String]
-    var body: String
-}
-
 /// Redirects through `URLSessionTransport` against two real servers (two origins): the
 /// platform never follows them on its own; the client follows them under its policy.
 @Suite(.serialized) struct RedirectTests {

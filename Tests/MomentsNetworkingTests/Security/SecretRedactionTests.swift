@@ -4,16 +4,6 @@ import MomentsTestSupport
 import Synchronization
 import Testing
 
-private struct WhoAmI: GraphQLOperation {
-    typealias Response = User
-    struct Variables: Encodable, Sendable { var id: String }
-    struct ResponseData: Decodable, Sendable { var user: User }
-    static let document = "query user($id: ID!) { user(id: $id) { id name } }"
-    static let operationName = "user"
-    var variables: Variables
-    func extract(_ data: ResponseData) -> User { data.user }
-}
-
 /// A server that echoes the credentials it received in every way it can: no error text,
 /// GraphQL message, body excerpt or log field the SDK produces may repeat them.
 @Suite struct SecretRedactionTests {
@@ -59,7 +49,7 @@ private struct WhoAmI: GraphQLOperation {
         }
 
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client.send(WhoAmI(variables: .init(id: "0")))
+            try await client.send(UserQuery(variables: .init(id: "0")))
         }
 
         var texts = [String(describing: error), error?.reason ?? "", error.map { "\($0)" } ?? ""]

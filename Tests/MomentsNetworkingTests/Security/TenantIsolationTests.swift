@@ -93,7 +93,7 @@ import Testing
         async let a = client.send(Endpoint<User>.get("/me"))
         #expect(await server.waitForRequests(1))
         async let b = client.send(Endpoint<User>.get("/me"))
-        #expect(await eventually { client.requestsInFlight == 2 })
+        #expect(await eventually { client.callersOfSharedExchanges == 2 })
         server.open()
 
         #expect(try await a.name == "Bearer TOKEN_A")
