@@ -250,6 +250,7 @@ extension HTTPClient {
         let startedAt = ContinuousClock.now
         var attempt = 1
         var waited = Duration.zero
+        var retriedStaleConnection = false
         while true {
             let attemptContext = context.attempt(attempt)
             let delay: Duration
@@ -261,6 +262,13 @@ extension HTTPClient {
                 else { return Exchange(response: response, attempts: attempt, startedAt: startedAt) }
                 delay = next
             } catch let error as HTTPClientError where error.code == .transportFailure {
+                // A kept-alive connection the server had closed fails before any byte
+                // of the answer: one more attempt, at once, on a fresh connection.
+                if context.allowsRetry, attempt == 1, !retriedStaleConnection, Self.isStaleConnection(error) {
+                    retriedStaleConnection = true
+                    attempt += 1
+                    continue
+                }
                 guard context.allowsRetry, let policy = configuration.retryPolicy,
                       let next = policy.delay(after: attempt, retryAfter: nil, alreadyWaited: waited)
                 else { throw error }
@@ -276,6 +284,14 @@ extension HTTPClient {
             waited += delay
             attempt += 1
         }
+    }
+
+    /// Whether `error` is what a reused connection closed by the server gives: reset,
+    /// or closed with no answer at all.
+    private static func isStaleConnection(_ error: HTTPClientError) -> Bool {
+        guard let failure = error.transportFailure else { return false }
+        if failure.kind == .connectionReset { return true }
+        return failure.kind == .badResponse && failure.message.lowercased().contains("empty reply")
     }
 
     private nonisolated func exchangeOnce(

@@ -105,7 +105,11 @@ final class URLSessionExchange: Sendable {
             state.continuation = nil
             let received = Int64(state.body.count)
             let bodyless = !expectsBody || state.statusCode == 204 || state.statusCode == 304
-            if !bodyless, state.expectedLength >= 0, received < state.expectedLength {
+            // Content-Length counts the bytes on the wire; a compressed body arrives
+            // decoded, of another length. Its truncation is reported by the platform.
+            let encoding = state.headers["Content-Encoding"]?.lowercased() ?? "identity"
+            let comparable = encoding == "identity" || encoding.isEmpty
+            if !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
                 return (continuation, .failure(.transportFailure(TransportFailure(
                     kind: .truncatedResponse,
                     message: "the body ended after \(received) of \(state.expectedLength) bytes"
@@ -148,13 +152,19 @@ final class URLSessionExchange: Sendable {
 }
 
 enum URLSessionErrorMapping {
+    /// The platform's error as an ``HTTPClientError``: the kind from its code (or, where
+    /// FoundationNetworking reports libcurl's failures as code -1, from libcurl's
+    /// message), the platform's own message kept, and the error itself underneath.
     static func clientError(for error: any Error) -> HTTPClientError {
         let nsError = error as NSError
+        let said = (nsError.userInfo[NSLocalizedDescriptionKey] as? String) ?? ""
         guard nsError.domain == NSURLErrorDomain else {
-            return .transportFailure(TransportFailure(kind: .other, message: "\(nsError.domain) \(nsError.code)"))
+            let message = said.isEmpty ? "\(nsError.domain) \(nsError.code)" : said
+            return HTTPClientError(code: .transportFailure, reason: TransportFailure(kind: .other, message: message).description,
+                                   transportFailure: TransportFailure(kind: .other, message: message), underlyingError: error)
         }
         let code = URLError.Code(rawValue: nsError.code)
-        let kind: TransportFailure.Kind
+        var kind: TransportFailure.Kind
         switch code {
         case .cancelled: return .cancelled()
         case .cannotConnectToHost: kind = .connectionRefused
@@ -169,6 +179,33 @@ enum URLSessionErrorMapping {
             kind = .badResponse
         default: kind = .other
         }
-        return .transportFailure(TransportFailure(kind: kind, message: "URLError \(nsError.code)"))
+        if kind == .other { kind = kindFromMessage(said) ?? .other }
+        var message = said.isEmpty ? "URLError \(nsError.code)" : "\(said) (URLError \(nsError.code))"
+        if processIsOutOfFileDescriptors() { message += "; the process has too many open files (EMFILE)" }
+        let failure = TransportFailure(kind: kind, message: message)
+        return HTTPClientError(code: .transportFailure, reason: failure.description, transportFailure: failure, underlyingError: error)
+    }
+
+    /// Whether opening a file descriptor fails with EMFILE now: libcurl then reports a
+    /// failed connection without saying why.
+    static func processIsOutOfFileDescriptors() -> Bool {
+        let descriptor = dup(STDERR_FILENO)
+        if descriptor >= 0 {
+            close(descriptor)
+            return false
+        }
+        return errno == EMFILE
+    }
+
+    /// libcurl's words for failures FoundationNetworking reports as code -1.
+    static func kindFromMessage(_ message: String) -> TransportFailure.Kind? {
+        let lowered = message.lowercased()
+        if ["ssl", "tls", "certificate"].contains(where: lowered.contains) { return .secureConnectionFailed }
+        if lowered.contains("transfer closed with") || lowered.contains("partial file") { return .truncatedResponse }
+        if lowered.contains("connection reset") || lowered.contains("recv failure") || lowered.contains("empty reply") { return .connectionReset }
+        if lowered.contains("couldn't connect") || lowered.contains("connection refused") { return .connectionRefused }
+        if lowered.contains("could not resolve") { return .hostNotFound }
+        if lowered.contains("timed out") { return .timedOut }
+        return nil
     }
 }

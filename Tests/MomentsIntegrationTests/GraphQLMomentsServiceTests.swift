@@ -112,9 +112,15 @@ import Testing
         #expect(try await service.getMoments(userID: "0").moments.count == 4)
     }
 
-    @Test func aResetIsATransportFailure() async throws {
+    /// A connection closed without an answer is what a dropped kept-alive connection
+    /// gives: a query gets one more attempt on a fresh connection; closed every time,
+    /// it is a transport failure.
+    @Test func aResetIsRetriedOnceThenATransportFailure() async throws {
         defer { bff.stop() }
-        let error = try await failure(after: ["kind": "reset"])
+        try await bff.injectFault(["kind": "reset", "count": 1])
+        #expect(try await service.getMoments(userID: "0").moments.count == 4)
+
+        let error = try await failure(after: ["kind": "reset", "count": 3])
         #expect(error?.code == .transportFailure)
     }
 

@@ -3,6 +3,8 @@
 
 Binds 127.0.0.1 on the given port (0: a free one), prints `PORT <n>` on the first line
 of stdout, and exits when stdin closes, so it never outlives the test that started it.
+With `--tls` it speaks HTTPS with the self-signed certificate in tls/ (a test key,
+trusted by nothing), for the certificate-failure tests.
 
 Routes (any method):
   /echo               200, JSON of method, path, query, headers and body
@@ -15,6 +17,7 @@ Routes (any method):
   /json               200 {"name": "Ada", "id": 1}
   /redirect?status=S&to=URL   status S (default 302) with Location: URL
   /loop               307 with Location: /loop
+  /gzip?text=T&repeat=N       200, T repeated N times, gzip-compressed (Content-Encoding)
 """
 import json
 import os
@@ -103,6 +106,10 @@ class Handler(BaseHTTPRequestHandler):
             self._abort(linger=True)
         elif parts[0] == "json":
             self._send(200, b'{"name": "Ada", "id": 1}')
+        elif parts[0] == "gzip":
+            import gzip
+            text = query.get("text", ["x"])[0] * int(query.get("repeat", ["1"])[0])
+            self._send(200, gzip.compress(text.encode()), "text/plain", headers=[("Content-Encoding", "gzip")])
         elif parts[0] == "loop":
             self._send(307, b'{"redirect": true}', headers=[("Location", "/loop")])
         elif parts[0] == "redirect":
@@ -134,8 +141,15 @@ class QuietServer(ThreadingHTTPServer):
 
 
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    port = int(arguments[0]) if arguments else 0
     server = QuietServer(("127.0.0.1", port), Handler)
+    if "--tls" in sys.argv:
+        import ssl
+        here = os.path.dirname(os.path.abspath(__file__))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.path.join(here, "tls", "cert.pem"), os.path.join(here, "tls", "key.pem"))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     print("PORT %d" % server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -73,7 +73,7 @@ import Testing
         let truth = await service.server.timeline("2")
         #expect(truth.likers("m0") == ["9", "1"])
         #expect(try await store.details(for: "2") == truth)
-        #expect(try await persistence.load(userID: "2") == truth)
+        #expect(await persistence.load(userID: "2") == truth)
         #expect(await probe.waitUntil { $0 == truth } == truth)
         let shown = try #require(probe.values.firstIndex { $0.likers("m0") == ["9", "1"] })
         #expect(probe.values[shown...].allSatisfy { $0.likers("m0") == ["9", "1"] }, "once user 1's like is shown in user 2's timeline, it stays")

@@ -1,0 +1,45 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+/// Transport failures keep what the platform said, and are classified by it.
+@Suite struct PlatformReasonTests {
+    @Test func aSelfSignedCertificateIsASecureConnectionFailureSayingSo() async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py", arguments: ["--tls"])
+        defer { server.stop() }
+        let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
+        let client = HTTPClient(baseURL: url) { $0.timeout = .seconds(10) }
+
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/json")) }
+
+        #expect(error?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: error))")
+        #expect(error?.transportFailure?.message.lowercased().contains("certificate") == true, "\(String(describing: error))")
+        #expect(error?.underlyingError != nil)
+    }
+
+    /// A compressed answer arrives decoded: shorter or longer than its Content-Length,
+    /// it is whole either way.
+    @Test(arguments: [("a", 1), ("z9", 5_000)])
+    func aCompressedAnswerIsNeverTakenForATruncatedOne(text: String, repeats: Int) async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+        defer { server.stop() }
+        let client = HTTPClient(baseURL: server.baseURL)
+        let body = try await client.send(Endpoint<Data>.get("/gzip").query("text", text).query("repeat", String(repeats)))
+        #expect(body == Data(String(repeating: text, count: repeats).utf8))
+    }
+
+    @Test func aBodyCutMidTransferAndARefusedConnectionSayWhy() async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+        defer { server.stop() }
+        let client = HTTPClient(baseURL: server.baseURL) { $0.timeout = .seconds(10) }
+        let cut = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/truncated")) }
+        #expect(cut?.transportFailure?.kind == .truncatedResponse, "\(String(describing: cut))")
+
+        let refused = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!)
+        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>.get("/json")) }
+        #expect(error?.transportFailure?.kind == .connectionRefused)
+        let message = error?.transportFailure?.message.lowercased() ?? ""
+        #expect(message.contains("connect") && message.contains("urlerror -1004"), "\(message)")
+    }
+}
