@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",
-            dependencies: ["MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite"]
+            dependencies: ["MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
         ),
     ]
 )

@@ -114,6 +114,8 @@ public enum MomentsCommandLine {
         } else if let error = error as? PersistenceError {
             let reason = shortReason(error.reason)
             switch error.code {
+            case _ where reason.contains("database is locked"):
+                text = "the store at \(error.location) is in use by another process (\(reason)); try again, or pick another with --store"
             case .ioFailure: text = "cannot use the store at \(error.location): \(reason); check that it can be written, or pick another with --store"
             case .corruptedData: text = "the store at \(error.location) is damaged: \(reason); a refresh replaces a damaged timeline, or remove the file"
             case .unsupportedVersion: text = "the store at \(error.location) was written by a newer version of moments: \(reason)"

@@ -1,5 +1,7 @@
 import Foundation
 @testable import MomentsCommandLine
+import MomentsCSQLite
+import MomentsNetworking
 import MomentsTestSupport
 import Testing
 
@@ -65,6 +67,32 @@ import Testing
         #expect(status == 1)
         #expect(console.problems.first?.contains("cannot reach") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    /// A like the store could not record never reaches the BFF.
+    @Test func aLikeIsNotSentWhenTheStoreCannotBeWritten() async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = "sqlite:" + directory.url.appendingPathComponent("s.sqlite").path
+        let (fetched, _) = await run(["timeline", "--user", "0", "--store", store, "--base-url", bff.baseURL.absoluteString])
+        #expect(fetched == 0)
+        let stats = Endpoint<[String: Int]>.get("/__stats")
+        let client = HTTPClient(baseURL: bff.baseURL)
+        let before = try await client.send(stats)["requests"] ?? -1
+
+        // Another process holds the write lock for the whole attempt.
+        var db: OpaquePointer?
+        #expect(sqlite3_open(directory.url.appendingPathComponent("s.sqlite").path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        #expect(sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        let (status, console) = await run(["like", "--user", "0", "--moment", "1", "--store", store, "--base-url", bff.baseURL.absoluteString])
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+
+        #expect(status == 1)
+        #expect(console.problems.count == 1 && console.problems.first?.contains("is in use by another process") == true, "\(console.problems)")
+        #expect(try await client.send(stats)["requests"] == before, "the BFF was contacted")
     }
 
     @Test func storageAndAuthenticationErrorsSpeakTheUsersLanguage() async throws {
