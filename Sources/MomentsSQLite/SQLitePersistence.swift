@@ -3,7 +3,7 @@ public import MomentsNetworking
 import MomentsCSQLite
 import MomentsSupport
 
-/// A ``MomentsPersistence`` in one SQLite database file (or `":memory:"`).
+/// A `MomentsPersistence` in one SQLite database file (or `":memory:"`).
 ///
 /// - Normalized: one `moment` row per moment id, shared by every timeline that holds
 ///   it, so a confirmed like updates one row and every timeline sees it.
@@ -12,8 +12,8 @@ import MomentsSupport
 /// - Each save is one `IMMEDIATE` transaction; a busy timeout lets two processes share
 ///   the file without corrupting it.
 /// - Every row carries a checksum of its content, verified when read, and text that is
-///   not valid UTF-8 is reported: damage is a ``PersistenceError`` with
-///   ``PersistenceError/Code-swift.struct/corruptedData``, never data.
+///   not valid UTF-8 is reported: damage is a `PersistenceError` with
+///   `.corruptedData`, never data.
 /// - Prepared statements are reused; the schema version lives in `PRAGMA user_version`
 ///   and is migrated forward on open (version 1 files are converted in one
 ///   transaction). A file written by a newer SDK, a file that is not a database, and a
@@ -58,10 +58,10 @@ public actor SQLitePersistence: MomentsPersistence {
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///
-    /// - Throws: ``PersistenceError`` with ``PersistenceError/Code-swift.struct/corruptedData``
+    /// - Throws: `PersistenceError` with `.corruptedData`
     ///   for a file that is not a Moments database,
-    ///   ``PersistenceError/Code-swift.struct/unsupportedVersion`` for one written by a
-    ///   newer SDK, and ``PersistenceError/Code-swift.struct/ioFailure`` when it cannot be opened.
+    ///   `.unsupportedVersion` for one written by a
+    ///   newer SDK, and `.ioFailure` when it cannot be opened.
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.logHandler = configuration.logHandler

@@ -8,7 +8,7 @@ public import MomentsNetworking
 /// let service = GraphQLMomentsService(baseURL: URL(string: "https://bff.example.com")!)
 /// let timeline = try await service.getMoments(userID: "0")
 /// ```
-/// Errors are ``HTTPClientError``s.
+/// Errors are `HTTPClientError`s.
 public struct GraphQLMomentsService: MomentsService {
     /// The client the operations are sent through.
     public let client: HTTPClient

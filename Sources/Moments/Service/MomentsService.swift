@@ -20,7 +20,7 @@ public protocol MomentsService: Sendable {
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
 
     /// Fetches `userID`'s timeline under a cache policy with one answer (every policy but
-    /// ``CachePolicy/localThenRemote``), and says where the answer came from.
+    /// `CachePolicy.localThenRemote`), and says where the answer came from.
     ///
     /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
     /// answer as the server's.
@@ -28,7 +28,7 @@ public protocol MomentsService: Sendable {
 
     /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
     /// as it arrives: at most a cached answer and then the server's (for
-    /// ``CachePolicy/localThenRemote``, both).
+    /// `CachePolicy.localThenRemote`, both).
     ///
     /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
     /// answer as the server's.

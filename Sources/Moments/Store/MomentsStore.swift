@@ -185,13 +185,15 @@ public actor MomentsStore {
     /// fetch stops when its caller is cancelled, and a caller still waiting fetches again;
     /// once every caller has been cancelled, nothing is fetched.
     ///
-    /// - Parameter cachePolicy: Where the service may take the answer from (for
-    ///   ``GraphQLMomentsService``, its client's response cache). The default is
-    ///   `.remote`: always the network. With `.localThenRemote` the cached timeline is
-    ///   applied first, then the network's. A cached answer is of unknown age: it fills
-    ///   in a timeline the store lacks, but never replaces what the store holds.
+    /// - Parameters:
+    ///   - userID: The user whose timeline to fetch.
+    ///   - cachePolicy: Where the service may take the answer from (for
+    ///     ``GraphQLMomentsService``, its client's response cache). The default is
+    ///     `.remote`: always the network. With `.localThenRemote` the cached timeline
+    ///     is applied first, then the network's. A cached answer is of unknown age: it
+    ///     fills in a timeline the store lacks, but never replaces what the store holds.
     /// - Returns: The timeline as subscribers now see it.
-    /// - Throws: The service's error (an ``HTTPClientError`` for ``GraphQLMomentsService``),
+    /// - Throws: The service's error (an `HTTPClientError` for ``GraphQLMomentsService``),
     ///   ``MomentsStoreError`` for an answer the store refuses, `CancellationError` if the
     ///   calling task is cancelled; the streams and the persisted state then keep the
     ///   last good state. A ``PersistenceError`` if the answer could not be persisted (it
