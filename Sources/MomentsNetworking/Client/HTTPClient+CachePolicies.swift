@@ -1,0 +1,157 @@
+import Foundation
+
+extension HTTPClient {
+    // MARK: - Cache policies
+
+    nonisolated func resolve<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
+    ) async throws -> DecodedResponse<R.Response> {
+        let key = try await cacheSlot(for: request, httpRequest, started: started)
+        switch policy {
+        case .remote:
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .local:
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
+                return value
+            }
+            let error = HTTPClientError.cacheMiss("no fresh cached answer, and the policy forbids the network")
+                .attaching(method: httpRequest.method, url: httpRequest.url)
+            recordFailure(R.self, httpRequest, started: started, error: error)
+            throw error
+        case .localOrRemote:
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
+                return value
+            }
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .localThenRemote:
+            if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
+                // The network answer replaces the cached one for the next read.
+                Task { _ = try? await self.fetch(request, httpRequest, key: key, started: .now) }
+                return value
+            }
+            return try await fetch(request, httpRequest, key: key, started: started)
+        case .remoteThenLocal:
+            do {
+                return try await fetch(request, httpRequest, key: key, started: started)
+            } catch let error as HTTPClientError where Self.fallsBackToCache(error) {
+                guard let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) else {
+                    throw error
+                }
+                return value
+            }
+        }
+    }
+
+    /// The answers `request`'s cache policy (or the client's) allows, as they arrive:
+    /// - `.remote`: the network's;
+    /// - `.local`: the fresh cached one, or ``HTTPClientError/Code-swift.struct/cacheMiss``;
+    /// - `.localOrRemote`: the fresh cached one if there is one, else the network's;
+    /// - `.localThenRemote`: the cached one (up to the maximum staleness) if any, then
+    ///   the network's, which replaces it in the cache;
+    /// - `.remoteThenLocal`: the network's, or if the network fails, the cached one.
+    ///
+    /// For example:
+    /// ```swift
+    /// for try await timeline in client.responses(for: GetMomentsByUserID(userID: "0", cachePolicy: .localThenRemote)) {
+    ///     render(timeline.value)   // cached first (if any), then fresh
+    /// }
+    /// ```
+    /// Cancelling the consuming task cancels the network request.
+    public nonisolated func responses<R: Request>(for request: R) -> AsyncThrowingStream<DecodedResponse<R.Response>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await self.answers(for: request) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Hands `deliver` every answer `request`'s cache policy allows, as they arrive (see
+    /// ``responses(for:)``).
+    ///
+    /// - Throws: ``HTTPClientError``.
+    public nonisolated func answers<R: Request>(
+        for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
+    ) async throws {
+        let started = ContinuousClock.now
+        let httpRequest = try makeHTTPRequest(for: request)
+        let policy = request.cachePolicy ?? configuration.cachePolicy
+        guard policy == .localThenRemote else {
+            return try await deliver(resolve(request, httpRequest, policy: policy, started: started))
+        }
+        let key = try await cacheSlot(for: request, httpRequest, started: started)
+        if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
+            try await deliver(value)
+        }
+        try await deliver(fetch(request, httpRequest, key: key, started: .now))
+    }
+
+    /// Removes the cached answer `request` would be served, if any.
+    ///
+    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` if the request is invalid.
+    public nonisolated func removeCachedResponse<R: Request>(for request: R) async throws {
+        guard let cache = configuration.cache else { return }
+        let httpRequest = try makeHTTPRequest(for: request)
+        guard let slot = try await cacheSlot(for: request, httpRequest, started: .now) else { return }
+        await cache.removeResponse(for: slot.key)
+    }
+
+    private static func fallsBackToCache(_ error: HTTPClientError) -> Bool {
+        [.transportFailure, .serverError, .responseTooLarge, .decodingFailure].contains(error.code)
+    }
+
+    /// Where a cacheable request's answer is kept, when a cache is configured and the
+    /// request's identity can be known before sending it: the headers the client
+    /// builds, then the authentication middleware's next token. A middleware that may
+    /// add credentials makes the identity unknowable, and the request uncached.
+    private nonisolated func cacheSlot<R: Request>(
+        for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
+    ) async throws -> CacheSlot? {
+        guard request.isCacheable, configuration.cache != nil else { return nil }
+        var headers = httpRequest.headers
+        do {
+            for middleware in configuration.middlewares + request.middlewares {
+                if let authentication = middleware as? AuthenticationMiddleware {
+                    let credential = try await authentication.nextCredential()
+                    headers[credential.name] = credential.value
+                } else if middleware.mayAddCredentials {
+                    return nil
+                }
+            }
+            if let authentication = configuration.authentication {
+                let credential = try await authentication.nextCredential()
+                headers[credential.name] = credential.value
+            }
+        } catch {
+            let failure = ((error as? HTTPClientError) ?? .middlewareFailure("AuthenticationMiddleware", error: error))
+                .attaching(method: httpRequest.method, url: httpRequest.url)
+            recordFailure(R.self, httpRequest, started: started, error: failure)
+            throw failure
+        }
+        let identity = RequestIdentity(headers, names: identityNames, key: identityKey)
+        return CacheSlot(key: CacheKey(httpRequest, identity: identity), identity: identity)
+    }
+
+    /// The cached answer for `key`, decoded: fresh only, or up to the maximum staleness.
+    /// `nil` if there is none or it no longer decodes.
+    private nonisolated func cachedAnswer<R: Request>(
+        _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, freshOnly: Bool, started: ContinuousClock.Instant
+    ) async -> DecodedResponse<R.Response>? {
+        guard let key, let cached = await configuration.cache?.cachedResponse(for: key.key) else { return nil }
+        let usable = freshOnly ? cached.isFresh() : cached.age() <= configuration.maximumStaleness.seconds
+        guard usable else { return nil }
+        let response = cached.response
+        guard let value = try? request.decodeResponse(response, decoder: configuration.decoder) else { return nil }
+        if recorder.isActive {
+            recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: response,
+                            attempts: 0, fromCache: true, error: nil)
+        }
+        return DecodedResponse(value: value, statusCode: response.statusCode, headers: response.headers,
+                               duration: ContinuousClock.now - started, isFromCache: true)
+    }
+}
