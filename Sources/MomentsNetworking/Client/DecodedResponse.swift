@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A decoded value together with what is known about the answer it came from.
 public struct DecodedResponse<Value: Sendable>: Sendable {
     /// The decoded value.
@@ -6,6 +8,8 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     public let statusCode: Int
     /// The header fields of the answer.
     public let headers: HTTPHeaders
+    /// The raw bytes of the answer, as decoded into ``value`` (JSON and model together).
+    public let body: Data
     /// The time from sending the request to decoding the answer, measured with a clock.
     public let duration: Duration
     /// Whether the value came from a cache rather than the network.
@@ -17,12 +21,13 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     public let sentAt: ContinuousClock.Instant?
 
     public init(
-        value: Value, statusCode: Int, headers: HTTPHeaders, duration: Duration, isFromCache: Bool = false,
-        sentAt: ContinuousClock.Instant? = nil
+        value: Value, statusCode: Int, headers: HTTPHeaders, body: Data = Data(), duration: Duration,
+        isFromCache: Bool = false, sentAt: ContinuousClock.Instant? = nil
     ) {
         self.value = value
         self.statusCode = statusCode
         self.headers = headers
+        self.body = body
         self.duration = duration
         self.isFromCache = isFromCache
         self.sentAt = sentAt

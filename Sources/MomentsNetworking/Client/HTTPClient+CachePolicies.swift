@@ -151,7 +151,7 @@ extension HTTPClient {
             recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: response,
                             attempts: 0, fromCache: true, error: nil)
         }
-        return DecodedResponse(value: value, statusCode: response.statusCode, headers: response.headers,
+        return DecodedResponse(value: value, statusCode: response.statusCode, headers: response.headers, body: response.body,
                                duration: ContinuousClock.now - started, isFromCache: true)
     }
 }

@@ -59,7 +59,7 @@ extension HTTPClient {
                                 attempts: result.attempts, fromCache: false, error: nil, secrets: sent.secrets)
             }
             return DecodedResponse(value: value, statusCode: result.response.statusCode, headers: result.response.headers,
-                                   duration: ContinuousClock.now - started, sentAt: result.startedAt)
+                                   body: result.response.body, duration: ContinuousClock.now - started, sentAt: result.startedAt)
         } catch {
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()
@@ -206,6 +206,7 @@ extension HTTPClient {
         guard configuration.acceptedStatusCodes.contains(response.statusCode) else {
             throw request.failure(for: response, decoder: configuration.decoder) ?? .serverError(response)
         }
+        if let failure = request.failure(forAccepted: response, decoder: configuration.decoder) { throw failure }
         do {
             return try request.decodeResponse(response, decoder: configuration.decoder)
         } catch let error as HTTPClientError {

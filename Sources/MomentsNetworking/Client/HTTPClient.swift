@@ -80,6 +80,14 @@ public actor HTTPClient {
         inFlight.cancelAll()
     }
 
+    /// Removes every answer from this client's cache (nothing if it has none): after
+    /// a logout, or to start an app-lifetime cache afresh.
+    ///
+    /// - Throws: the cache's error if it could not be cleared.
+    public nonisolated func clearCache() async throws {
+        try await configuration.cache?.clear()
+    }
+
     /// The number of requests of this client in flight.
     public nonisolated var requestsInFlight: Int { inFlight.count }
 

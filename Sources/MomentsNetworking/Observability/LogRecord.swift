@@ -1,3 +1,5 @@
+public import Foundation
+
 /// One log record from the SDK, handed to the ``LogHandler`` the user sets.
 ///
 /// Records never contain tokens or credential header values.
@@ -43,3 +45,19 @@ public struct LogRecord: Sendable, CustomStringConvertible {
 /// }
 /// ```
 public typealias LogHandler = @Sendable (LogRecord) -> Void
+
+extension LogRecord {
+    /// A ready-made ``LogHandler`` for local debugging: one block per record on
+    /// standard error, the metadata one field per line (with `logLevel = .debug`, the
+    /// compact, redacted request and response bodies).
+    ///
+    /// ```swift
+    /// configuration.logLevel = .debug
+    /// configuration.logHandler = LogRecord.standardErrorHandler
+    /// ```
+    public static let standardErrorHandler: LogHandler = { record in
+        var lines = ["[\(record.level)] \(record.message)"]
+        for (key, value) in record.metadata.sorted(by: { $0.key < $1.key }) { lines.append("    \(key): \(value)") }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}

@@ -53,6 +53,12 @@ public protocol Request: Sendable {
     /// returns `nil`.
     func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
 
+    /// Interprets an answer whose status *is* accepted, before it is decoded: return an
+    /// error for a backend that answers 200 with an error envelope (for example
+    /// `{"ok": false, "error": …}`), or `nil` to decode it. The default returns `nil`.
+    /// An error returned here is thrown as it is and the answer is not cached.
+    func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
+
     // MARK: Policies
 
     /// Middlewares for this request only, run after the client's. The default is none.
@@ -82,6 +88,7 @@ extension Request {
     public var timeout: Duration? { nil }
     public func validate() throws {}
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
+    public func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
     public var middlewares: [any HTTPMiddleware] { [] }
     public var priority: RequestPriority { .normal }
     public var allowsRetry: Bool { method.isIdempotent }
