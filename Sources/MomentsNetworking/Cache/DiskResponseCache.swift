@@ -28,13 +28,23 @@ public actor DiskResponseCache: ResponseCache {
     /// (0600) so every client sharing it computes the same keys.
     public nonisolated let identityKey: [UInt8]
 
+    /// How long an entry is kept after it was stored, fresh or not; `nil` keeps it
+    /// until evicted for space.
+    public nonisolated let maximumAge: Duration?
+
     /// Opens (creating if needed) a cache directory.
     /// - Parameters:
     ///   - directory: Where entries are kept; used by this cache alone.
     ///   - byteLimit: The most bytes kept. The default is 64 MiB.
-    public init(directory: URL, byteLimit: Int = 64 * 1024 * 1024) throws {
+    ///   - maximumAge: How long an entry is kept after it was stored, whatever its
+    ///     freshness: older entries are removed when the cache opens and when met. The
+    ///     default is `nil`: until evicted for space.
+    ///   - clearOnStart: Whether to remove every entry left by an earlier run, for a
+    ///     cache that lives as long as the process. The default is `false`.
+    public init(directory: URL, byteLimit: Int = 64 * 1024 * 1024, maximumAge: Duration? = nil, clearOnStart: Bool = false) throws {
         self.directory = directory.standardizedFileURL
         self.byteLimit = max(1, byteLimit)
+        self.maximumAge = maximumAge
         try AtomicFile.createPrivateDirectory(self.directory)
         identityKey = AtomicFile.secret(named: Self.identityKeyName, in: self.directory)
         AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
@@ -45,7 +55,12 @@ public actor DiskResponseCache: ResponseCache {
             guard name.hasSuffix(Self.suffix), let values = try? url.resourceValues(forKeys: Set(keys)) else { return nil }
             return (CacheKey(rawValue: String(name.dropLast(Self.suffix.count))), values.fileSize ?? 0, values.contentModificationDate ?? .distantPast)
         }.sorted { $0.2 < $1.2 }
-        for (key, size, _) in known {
+        let oldest = maximumAge.map { Date().addingTimeInterval(-$0.seconds) }
+        for (key, size, modified) in known {
+            if clearOnStart || oldest.map({ modified < $0 }) == true {
+                try? FileManager.default.removeItem(at: self.directory.appendingPathComponent(key.rawValue + Self.suffix))
+                continue
+            }
             clock += 1
             entries[key] = Entry(size: size, lastUse: clock)
             totalSize += size
@@ -60,6 +75,10 @@ public actor DiskResponseCache: ResponseCache {
         guard entries[key] != nil else { return nil }
         guard let data = try? Data(contentsOf: url(for: key)),
               let response = try? decoder.decode(CachedResponse.self, from: data) else {
+            removeResponse(for: key)
+            return nil
+        }
+        if let maximumAge, response.age() > maximumAge.seconds {
             removeResponse(for: key)
             return nil
         }

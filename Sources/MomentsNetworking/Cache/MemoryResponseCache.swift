@@ -18,19 +18,31 @@ public final class MemoryResponseCache: ResponseCache {
     public let countLimit: Int
     /// The most bytes kept.
     public let costLimit: Int
+    /// How long this tier keeps an entry after it was stored, fresh or not; `nil`
+    /// keeps it until evicted.
+    public let maximumAge: Duration?
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - countLimit: The most entries kept. The default is 1,000.
     ///   - costLimit: The most bytes kept. The default is 32 MiB.
-    public init(countLimit: Int = 1_000, costLimit: Int = 32 * 1024 * 1024) {
+    ///   - maximumAge: How long an entry is kept after it was stored, whatever its
+    ///     freshness; older entries are removed when met. The default is `nil`: until
+    ///     evicted.
+    public init(countLimit: Int = 1_000, costLimit: Int = 32 * 1024 * 1024, maximumAge: Duration? = nil) {
         self.countLimit = max(1, countLimit)
         self.costLimit = max(1, costLimit)
+        self.maximumAge = maximumAge
     }
 
     public func cachedResponse(for key: CacheKey) -> CachedResponse? {
         state.withLock { state in
-            guard state.entries[key] != nil else { return nil }
+            guard let entry = state.entries[key] else { return nil }
+            if let maximumAge, entry.response.age() > maximumAge.seconds {
+                state.entries[key] = nil
+                state.cost -= entry.response.cost
+                return nil
+            }
             state.clock += 1
             state.entries[key]?.lastUse = state.clock
             return state.entries[key]?.response

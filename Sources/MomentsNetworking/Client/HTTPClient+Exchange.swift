@@ -46,7 +46,7 @@ extension HTTPClient {
             let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
             let coalesces = request.isCacheable && configuration.coalescesRequests
-            let result = try await tracked(latestWinsKey: request.latestWinsKey) {
+            let result = try await tracked(latestWinsKey: request.latestWinsKey, groups: request.groups) {
                 try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
             }
             exchange = result
@@ -81,12 +81,12 @@ extension HTTPClient {
 
     /// Runs `operation` in a task of its own, so ``cancelAll()`` and latest-wins can cancel it.
     private nonisolated func tracked<T: Sendable>(
-        latestWinsKey: String?,
+        latestWinsKey: String?, groups: Set<String>,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let task = Task { try await operation() }
-        let id = inFlight.register(latestWinsKey: latestWinsKey) { task.cancel() }
-        defer { inFlight.unregister(id, latestWinsKey: latestWinsKey) }
+        let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { task.cancel() }
+        defer { inFlight.unregister(id, latestWinsKey: latestWinsKey, groups: groups) }
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 

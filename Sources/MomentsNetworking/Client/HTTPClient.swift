@@ -88,8 +88,18 @@ public actor HTTPClient {
         try await configuration.cache?.clear()
     }
 
+    /// Cancels the requests of this client in flight that belong to `group` (see
+    /// ``Request/groups``); the others go on. Each cancelled one fails with
+    /// ``HTTPClientError/Code-swift.struct/cancelled``.
+    public nonisolated func cancelAll(in group: String) {
+        inFlight.cancelAll(in: group)
+    }
+
     /// The number of requests of this client in flight.
     public nonisolated var requestsInFlight: Int { inFlight.count }
+
+    /// The number of requests of this client in flight in `group`.
+    public nonisolated func requestsInFlight(in group: String) -> Int { inFlight.count(in: group) }
 
     /// How many calls wait on shared (coalesced) exchanges in flight (for tests).
     package nonisolated var callersOfSharedExchanges: Int { coalescer.waitingCallers }

@@ -26,6 +26,7 @@ public struct Endpoint<Response: Sendable>: Request {
     public var cachePolicy: CachePolicy?
     public var cacheTTL: Duration?
     public var latestWinsKey: String?
+    public var groups: Set<String> = []
     private var retryOverride: Bool?
     private var cacheableOverride: Bool?
     private let decode: @Sendable (HTTPResponse, JSONDecoder) throws -> Response
@@ -118,6 +119,13 @@ public struct Endpoint<Response: Sendable>: Request {
     public func cacheable(_ isCacheable: Bool = true) -> Self {
         var copy = self
         copy.cacheableOverride = isCacheable
+        return copy
+    }
+
+    /// Returns this request in `group` too, for ``HTTPClient/cancelAll(in:)``.
+    public func group(_ group: String) -> Self {
+        var copy = self
+        copy.groups.insert(group)
         return copy
     }
 

@@ -78,6 +78,10 @@ public protocol Request: Sendable {
     /// A request sent with the same key while this one is in flight cancels this one
     /// (latest wins). The default is `nil`: no such key.
     var latestWinsKey: String? { get }
+    /// The groups this request belongs to, for ``HTTPClient/cancelAll(in:)`` (for example
+    /// `["images"]`, to cancel every image download and keep the rest). The default is
+    /// none.
+    var groups: Set<String> { get }
 }
 
 extension Request {
@@ -96,6 +100,7 @@ extension Request {
     public var cachePolicy: CachePolicy? { nil }
     public var cacheTTL: Duration? { nil }
     public var latestWinsKey: String? { nil }
+    public var groups: Set<String> { [] }
 }
 
 extension Request where Response: Decodable {
