@@ -79,6 +79,13 @@ public struct Endpoint<Response: Sendable>: Request {
         return copy
     }
 
+    /// Returns this request with `body` (for example ``RequestBody/formURLEncoded(_:)``).
+    public func body(_ body: RequestBody) -> Self {
+        var copy = self
+        copy.body = body
+        return copy
+    }
+
     /// Returns this request with its own deadline.
     public func timeout(_ timeout: Duration) -> Self {
         var copy = self

@@ -1,7 +1,7 @@
 public import Foundation
 
-/// The body of a ``Request``: a value encoded to JSON by the client's encoder, or bytes
-/// sent as they are.
+/// The body of a ``Request``: a value encoded to JSON by the client's encoder, form
+/// fields, or bytes sent as they are.
 ///
 /// For example:
 /// ```swift
@@ -21,6 +21,32 @@ public struct RequestBody: Sendable {
     /// A value encoded with the client's `JSONEncoder`, sent as `application/json`.
     public static func json(_ value: some Encodable & Sendable) -> RequestBody {
         RequestBody(content: .json(value), contentType: "application/json")
+    }
+
+    /// Fields sent as an HTML form, `application/x-www-form-urlencoded`: names and
+    /// values percent-encoded (a space as `+`), pairs joined with `&`, in order.
+    public static func formURLEncoded(_ fields: [(name: String, value: String)]) -> RequestBody {
+        let body = fields.map { formEncode($0.name) + "=" + formEncode($0.value) }.joined(separator: "&")
+        return RequestBody(content: .data(Data(body.utf8)), contentType: "application/x-www-form-urlencoded")
+    }
+
+    /// The form encoding of `text`: ASCII letters, digits and `*-._` as they are, a space
+    /// as `+`, every other byte of its UTF-8 as `%XX`.
+    static func formEncode(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                encoded += "+"
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                encoded += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return encoded
     }
 
     /// Bytes sent as they are.

@@ -157,3 +157,19 @@ import Testing
         #expect(try await client.send(Endpoint<User>.get("/json")).name == "Ada")
     }
 }
+
+/// Form bodies as a real server receives them.
+@Suite struct FormBodyTests {
+    @Test func aFormBodyIsPercentEncodedWithItsContentType() async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+        defer { server.stop() }
+        let client = HTTPClient(baseURL: server.baseURL)
+
+        let echo = try await client.send(Endpoint<Echo>.post("/echo").body(.formURLEncoded([
+            (name: "user name", value: "Ada Lovelace"), (name: "q", value: "a&b=c+d/é"), (name: "empty", value: ""),
+        ])))
+
+        #expect(echo.headers["content-type"] == "application/x-www-form-urlencoded")
+        #expect(echo.body == "user+name=Ada+Lovelace&q=a%26b%3Dc%2Bd%2F%C3%A9&empty=")
+    }
+}
