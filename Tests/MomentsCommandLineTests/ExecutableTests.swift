@@ -10,6 +10,7 @@ import Testing
 
     private func run(_ arguments: [String], in directory: URL, interruptAfter: Duration? = nil) async throws -> (status: Int32, out: String, err: String) {
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -58,6 +59,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = executable
         process.arguments = ["demo"]
         process.currentDirectoryURL = directory.url
@@ -95,6 +97,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = executable
         process.arguments = ["watch", "--user", "0", "--interval", "0.2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"]
         process.currentDirectoryURL = directory.url
@@ -134,6 +137,8 @@ import Testing
         }
 
         let process = Process()
+
+        process.discardingCoverageProfile()
         process.executableURL = executable
         process.arguments = ["watch", "--all", "--json", "--interval", "0.1"] + connection
         process.currentDirectoryURL = directory.url

@@ -109,6 +109,7 @@ import Testing
         var readers: [LineReader] = []
         let writers = try (0..<2).map { index in
             let process = Process()
+            process.discardingCoverageProfile()
             process.executableURL = CrashHarness.writerURL
             process.arguments = ["sqlite", path, "3", String(1 + index * 1_000_000)]
             let output = Pipe()

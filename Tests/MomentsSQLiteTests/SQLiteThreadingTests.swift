@@ -19,6 +19,7 @@ import Testing
         // seconds pass: were SQLite's waits on Swift's threads, the work below would only
         // go on once the lock is released, after the writers.
         let holder = Process()
+        holder.discardingCoverageProfile()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         holder.arguments = ["python3", "-c", """
             import select, sqlite3, sys

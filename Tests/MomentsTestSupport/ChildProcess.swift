@@ -24,3 +24,14 @@ extension FileHandle {
         }
     }
 }
+
+extension Process {
+    /// Lets the child write no coverage profile: a child that is killed, interrupted or
+    /// starved of disk space leaves a torn profile, which would make the coverage merge
+    /// of `swift test --enable-code-coverage` fail.
+    public func discardingCoverageProfile() {
+        var environment = self.environment ?? ProcessInfo.processInfo.environment
+        environment["LLVM_PROFILE_FILE"] = "/dev/null"
+        self.environment = environment
+    }
+}

@@ -47,6 +47,7 @@ public enum CrashHarness {
         let commitsBeforeKill = Int.random(in: 1...40, using: &generator)
         let killMidCommit = Bool.random(using: &generator)
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = writerURL
         process.arguments = [kind, path, String(users), String(startVersion)] + (throughStore ? ["--store"] : [])
         let output = Pipe()

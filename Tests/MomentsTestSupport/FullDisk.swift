@@ -5,6 +5,7 @@ import Foundation
 public enum FullDisk {
     public static func run(kind: String, path: String, limit: Int) throws -> (status: Int32, lines: [String]) {
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = CrashHarness.writerURL
         process.arguments = [kind, path, "--file-size-limit", String(limit)]
         let output = Pipe()
@@ -19,6 +20,7 @@ public enum FullDisk {
     /// returns the lines the child reported (`read N moments`, `save failed CODE`, …).
     public static func readWhenFull(kind: String, path: String) async throws -> (status: Int32, lines: [String]) {
         let process = Process()
+        process.discardingCoverageProfile()
         process.executableURL = CrashHarness.writerURL
         process.arguments = ["read-when-full", kind, path]
         let output = Pipe()
