@@ -16,6 +16,7 @@ public struct Moment: Sendable, Hashable, Identifiable {
         /// The URL of the author's avatar image.
         public var avatar: String
 
+        /// An author with every field given.
         public init(id: String, name: String, avatar: String) {
             self.id = id
             self.name = name
@@ -30,6 +31,7 @@ public struct Moment: Sendable, Hashable, Identifiable {
         /// The URL of the user's avatar image.
         public var avatar: String
 
+        /// A liker with every field given.
         public init(id: String, avatar: String) {
             self.id = id
             self.avatar = avatar

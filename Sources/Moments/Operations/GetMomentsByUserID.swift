@@ -6,18 +6,26 @@ public import MomentsNetworking
 /// With `withLikes` false, `isLiked` and `likes` are left out of the answer
 /// (`@include(if: $withLikes)`), and the moments' fields of the same names are `nil`.
 public struct GetMomentsByUserID: GraphQLOperation {
+    /// The user's timeline.
     public typealias Response = MomentsDetails
 
+    /// The query's variables.
     public struct Variables: Encodable, Sendable, Hashable {
+        /// The user whose timeline to fetch.
         public var userID: String
+        /// Whether to ask for every moment's likes.
         public var withLikes: Bool
     }
 
+    /// The `data` of the answer.
     public struct ResponseData: Decodable, Sendable {
+        /// The user's timeline.
         public var getMomentsDetailsByUserID: MomentsDetails
     }
 
+    /// The operation's name in the document.
     public static let operationName = "getMomentsDetailsByUserID"
+    /// The GraphQL document sent.
     public static let document = """
         query getMomentsDetailsByUserID($userID: ID!, $withLikes: Boolean!) {
           getMomentsDetailsByUserID(userID: $userID) {
@@ -31,7 +39,9 @@ public struct GetMomentsByUserID: GraphQLOperation {
         }
         """
 
+    /// The values sent with the document.
     public var variables: Variables
+    /// Where the answer may come from; `nil` uses the client's policy.
     public var cachePolicy: CachePolicy?
 
     /// - Parameters:
@@ -49,10 +59,12 @@ public struct GetMomentsByUserID: GraphQLOperation {
         try decodeTimeline(response, decoder: decoder, field: "getMomentsDetailsByUserID")
     }
 
+    /// Refuses an empty user id before anything is sent.
     public func validate() throws {
         guard !variables.userID.isEmpty else { throw ValidationError("userID is empty") }
     }
 
+    /// The timeline inside the answer's `data`.
     public func extract(_ data: ResponseData) -> MomentsDetails {
         data.getMomentsDetailsByUserID
     }

@@ -6,20 +6,30 @@ public import MomentsNetworking
 /// The BFF treats it as idempotent (liking a liked moment changes nothing), does not
 /// fail for an unknown moment, and answers with `userID`'s whole timeline.
 public struct UpdateMomentLike: GraphQLOperation {
+    /// The liker's timeline after the mutation.
     public typealias Response = MomentsDetails
 
+    /// The mutation's variables.
     public struct Variables: Encodable, Sendable, Hashable {
+        /// The moment to like or unlike.
         public var momentID: String
+        /// The user who likes or unlikes it.
         public var userID: String
+        /// `true` to like, `false` to unlike.
         public var isLiked: Bool
     }
 
+    /// The `data` of the answer.
     public struct ResponseData: Decodable, Sendable {
+        /// The liker's timeline after the mutation.
         public var updateMomentLike: MomentsDetails
     }
 
+    /// The operation's name in the document.
     public static let operationName = "updateMomentLike"
+    /// It changes the server's state: never cached, never coalesced.
     public static let isMutation = true
+    /// The GraphQL document sent.
     public static let document = """
         mutation updateMomentLike($momentID: ID!, $userID: ID!, $isLiked: Boolean!) {
           updateMomentLike(momentID: $momentID, userID: $userID, isLiked: $isLiked) {
@@ -33,12 +43,14 @@ public struct UpdateMomentLike: GraphQLOperation {
         }
         """
 
+    /// The values sent with the document.
     public var variables: Variables
 
     /// The BFF makes this mutation idempotent (liking twice changes nothing), so it may
     /// be retried.
     public var allowsRetry: Bool { true }
 
+    /// `userID` likes (`isLiked`) or unlikes moment `momentID`.
     public init(isLiked: Bool, momentID: String, userID: String) {
         variables = Variables(momentID: momentID, userID: userID, isLiked: isLiked)
     }
@@ -49,11 +61,13 @@ public struct UpdateMomentLike: GraphQLOperation {
         try decodeTimeline(response, decoder: decoder, field: "updateMomentLike")
     }
 
+    /// Refuses empty ids before anything is sent.
     public func validate() throws {
         guard !variables.momentID.isEmpty else { throw ValidationError("momentID is empty") }
         guard !variables.userID.isEmpty else { throw ValidationError("userID is empty") }
     }
 
+    /// The timeline inside the answer's `data`.
     public func extract(_ data: ResponseData) -> MomentsDetails {
         data.updateMomentLike
     }

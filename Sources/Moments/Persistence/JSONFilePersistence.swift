@@ -54,6 +54,9 @@ public actor JSONFilePersistence: MomentsPersistence {
         }
     }
 
+    /// Opens (creating it 0700 if needed) the store in `directory`.
+    ///
+    /// - Throws: `PersistenceError` with `.ioFailure` if the directory cannot be made.
     public init(directory: URL) throws {
         self.directory = directory.standardizedFileURL
         do {

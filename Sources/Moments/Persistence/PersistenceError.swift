@@ -33,6 +33,8 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
     /// The error underneath, such as a `DecodingError` or an `SQLiteError`.
     public let underlyingError: (any Error)?
 
+    /// An error of `code` at `location` (a file, directory or database), for `userID`
+    /// if it concerns one user.
     public init(code: Code, location: String, userID: String? = nil, reason: String, underlyingError: (any Error)? = nil) {
         self.code = code
         self.location = location

@@ -22,6 +22,7 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
     /// The moment concerned; empty when none is.
     public let momentID: String
 
+    /// An error of `code` about `userID`'s timeline and, if it concerns one, `momentID`.
     public init(code: Code, userID: String, momentID: String) {
         self.code = code
         self.userID = userID

@@ -10,6 +10,7 @@ public struct CacheKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// 64 lowercase hex digits.
     public let rawValue: String
 
+    /// A key from its stored spelling.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The key of `request` sent without credentials.

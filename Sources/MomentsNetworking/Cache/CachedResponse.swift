@@ -2,14 +2,18 @@ public import Foundation
 
 /// An answer kept in a ``ResponseCache``.
 public struct CachedResponse: Sendable, Hashable, Codable {
+    /// The status of the answer.
     public var statusCode: Int
+    /// The header fields of the answer, in order.
     public var headers: [HTTPHeaders.Field]
+    /// The body of the answer.
     public var body: Data
     /// When it was stored.
     public var storedAt: Date
     /// When it stops being fresh.
     public var expiresAt: Date
 
+    /// `response` as stored at `storedAt`, fresh for `timeToLive`.
     public init(_ response: HTTPResponse, storedAt: Date = Date(), timeToLive: Duration) {
         statusCode = response.statusCode
         headers = Array(response.headers)

@@ -5,9 +5,12 @@
 /// configuration.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: try DiskResponseCache(directory: url))
 /// ```
 public struct TieredResponseCache: ResponseCache {
+    /// The fast tier, read first.
     public let memory: any ResponseCache
+    /// The large tier, read when the fast one misses.
     public let disk: any ResponseCache
 
+    /// A cache reading `memory` first, then `disk`.
     public init(memory: any ResponseCache, disk: any ResponseCache) {
         self.memory = memory
         self.disk = disk
