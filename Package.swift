@@ -37,7 +37,7 @@ let package = Package(
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(
             name: "MomentsSQLiteTests",
-            dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsTestSupport", "MomentsCrashWriter"]
+            dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
         .testTarget(

@@ -95,6 +95,31 @@ import Testing
         #expect(try await client.send(stats)["requests"] == before, "the BFF was contacted")
     }
 
+    /// A damaged store, met through the CLI: one line saying so, and a refresh repairs it.
+    @Test func aDamagedStoreIsOneLineAndARefreshRepairsIt() async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("s.sqlite").path
+        let online = ["timeline", "--user", "0", "--store", "sqlite:" + path, "--base-url", bff.baseURL.absoluteString]
+        #expect(await run(online).0 == 0)
+
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let offset = try #require(bytes.firstRange(of: Data("Swift on the server".utf8))).lowerBound + 2
+        bytes[offset] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        let (status, console) = await run(["timeline", "--user", "0", "--store", "sqlite:" + path, "--offline"])
+        #expect(status == 1)
+        let line = try #require(console.problems.first)
+        #expect(console.problems.count == 1 && line.hasPrefix("moments: the store at \(path) is damaged"), "\(line)")
+
+        #expect(await run(online).0 == 0)
+        let (repaired, offline) = await run(["timeline", "--user", "0", "--store", "sqlite:" + path, "--offline"])
+        #expect(repaired == 0 && offline.output.first == "Jake Lin (user 0): 4 moments")
+    }
+
     @Test func storageAndAuthenticationErrorsSpeakTheUsersLanguage() async throws {
         let bff = try await ReferenceBFF(token: "right")
         defer { bff.stop() }
