@@ -51,14 +51,16 @@ final class RawSQLite {
     init(path: String) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchmarkFailure("open failed") }
         try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+        // Schema 2, as SQLitePersistence writes it: one row per moment, shared.
         try exec("""
             CREATE TABLE timeline (user_id TEXT NOT NULL PRIMARY KEY, owner_id TEXT NOT NULL, owner_name TEXT NOT NULL,
-                owner_avatar TEXT NOT NULL, owner_background TEXT NOT NULL) WITHOUT ROWID;
-            CREATE TABLE moment (user_id TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, author_id TEXT NOT NULL,
-                author_name TEXT NOT NULL, author_avatar TEXT NOT NULL, type TEXT NOT NULL, title TEXT, url TEXT,
-                photos TEXT NOT NULL, created_date TEXT NOT NULL, is_liked INTEGER, likes TEXT,
-                PRIMARY KEY (user_id, position)) WITHOUT ROWID;
-            CREATE INDEX moment_by_id ON moment (user_id, id);
+                owner_avatar TEXT NOT NULL, owner_background TEXT NOT NULL, checksum INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+            CREATE TABLE moment (id TEXT NOT NULL PRIMARY KEY, author_id TEXT NOT NULL, author_name TEXT NOT NULL,
+                author_avatar TEXT NOT NULL, type TEXT NOT NULL, title TEXT, url TEXT, photos TEXT NOT NULL,
+                created_date TEXT NOT NULL, likes TEXT, checksum INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE timeline_entry (user_id TEXT NOT NULL, position INTEGER NOT NULL, moment_id TEXT NOT NULL,
+                is_liked INTEGER, PRIMARY KEY (user_id, position)) WITHOUT ROWID;
+            CREATE UNIQUE INDEX timeline_entry_by_moment ON timeline_entry (moment_id, user_id);
             """)
     }
 
@@ -80,23 +82,26 @@ final class RawSQLite {
 
     func save(_ rows: [MomentRow], owner: UserDetails, for user: String) throws {
         try exec("BEGIN IMMEDIATE")
-        let upsert = try statement("INSERT INTO timeline VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET owner_id = excluded.owner_id, owner_name = excluded.owner_name, owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background")
+        let upsert = try statement("INSERT INTO timeline VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (user_id) DO UPDATE SET owner_id = excluded.owner_id, owner_name = excluded.owner_name, owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background")
         bind(upsert, [user, owner.id, owner.name, owner.avatar, owner.backgroundImage])
         try step(upsert)
-        let clear = try statement("DELETE FROM moment WHERE user_id = ?")
+        let clear = try statement("DELETE FROM timeline_entry WHERE user_id = ?")
         bind(clear, [user])
         try step(clear)
-        let insert = try statement("INSERT INTO moment VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let entry = try statement("INSERT INTO timeline_entry VALUES (?, ?, ?, ?)")
+        let moment = try statement("INSERT INTO moment VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (id) DO UPDATE SET author_id = excluded.author_id, author_name = excluded.author_name, author_avatar = excluded.author_avatar, type = excluded.type, title = excluded.title, url = excluded.url, photos = excluded.photos, created_date = excluded.created_date, likes = excluded.likes")
         for (position, row) in rows.enumerated() {
-            bind(insert, [user, String(position)] + row)
-            try step(insert)
+            bind(entry, [user, String(position), row[0], row[9]])
+            try step(entry)
+            bind(moment, Array(row[0...8]) + [row[10]])
+            try step(moment)
         }
         try exec("COMMIT")
     }
 
     func update(_ row: MomentRow, for user: String) throws {
-        let update = try statement("UPDATE moment SET id = ?, author_id = ?, author_name = ?, author_avatar = ?, type = ?, title = ?, url = ?, photos = ?, created_date = ?, is_liked = ?, likes = ? WHERE user_id = ? AND id = ?")
-        bind(update, row + [user, row[0]])
+        let update = try statement("UPDATE moment SET author_id = ?, author_name = ?, author_avatar = ?, type = ?, title = ?, url = ?, photos = ?, created_date = ?, likes = ? WHERE id = ?")
+        bind(update, Array(row[1...8]) + [row[10], row[0]])
         try step(update)
     }
 
@@ -107,7 +112,7 @@ final class RawSQLite {
         var strings: [String?] = []
         while sqlite3_step(owner) == SQLITE_ROW { for column in Int32(0)..<4 { strings.append(text(owner, column)) } }
         sqlite3_reset(owner)
-        let select = try statement("SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, is_liked, likes FROM moment WHERE user_id = ? ORDER BY position")
+        let select = try statement("SELECT m.id, m.author_id, m.author_name, m.author_avatar, m.type, m.title, m.url, m.photos, m.created_date, e.is_liked, m.likes FROM timeline_entry e JOIN moment m ON m.id = e.moment_id WHERE e.user_id = ? ORDER BY e.position")
         bind(select, [user])
         var rows: [[String?]] = []
         while sqlite3_step(select) == SQLITE_ROW { rows.append((0..<11).map { text(select, Int32($0)) }) }
