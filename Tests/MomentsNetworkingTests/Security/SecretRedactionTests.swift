@@ -65,3 +65,19 @@ import Testing
         #expect(texts.contains { $0.contains("<redacted>") } || reflection == .unauthorized, "\(reflection)")
     }
 }
+
+/// GraphQL failure details travel as one payload.
+@Suite struct GraphQLFailurePayloadTests {
+    @Test func errorsAndPartialDataComeTogether() async throws {
+        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in
+            jsonResponse(#"{"data":{"user":{"name":"Ada","id":1}},"errors":[{"message":"likes unavailable","path":["user","likes"]}]}"#)
+        })
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(UserQuery(variables: .init(id: "1"))) }
+
+        let failure = try #require(error?.graphQL)
+        #expect(failure.errors.map(\.message) == ["likes unavailable"])
+        struct Partial: Decodable { struct Inner: Decodable { let name: String }; let user: Inner }
+        #expect(failure.decodePartialData(as: Partial.self)?.user.name == "Ada")
+        #expect(HTTPClientError.cancelled().graphQL == nil)
+    }
+}
