@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsSQLite
 
 /// The `moments` tool: parses the command line, runs the command, and returns the exit
 /// status (0 success, 1 failure, 2 wrong usage). Every failure is one line on stderr.
@@ -114,7 +115,7 @@ public enum MomentsCommandLine {
         } else if let error = error as? PersistenceError {
             let reason = shortReason(error.reason)
             switch error.code {
-            case _ where reason.contains("database is locked"):
+            case _ where (error.underlyingError as? SQLiteError)?.isBusy == true:
                 text = "the store at \(error.location) is in use by another process (\(reason)); try again, or pick another with --store"
             case .ioFailure: text = "cannot use the store at \(error.location): \(reason); check that it can be written, or pick another with --store"
             case .corruptedData: text = "the store at \(error.location) is damaged: \(reason); a refresh replaces a damaged timeline, or remove the file"

@@ -23,6 +23,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         self.statement = statement
     }
 
+    /// Whether another connection held a lock the statement needed for longer than the
+    /// busy timeout (`SQLITE_BUSY` or `SQLITE_LOCKED`).
+    public var isBusy: Bool { resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED }
+
     public var description: String {
         var text = "SQLite error \(resultCode)"
         if extendedResultCode != resultCode { text += " (extended \(extendedResultCode))" }

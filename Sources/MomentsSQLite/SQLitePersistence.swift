@@ -120,9 +120,7 @@ public actor SQLitePersistence: MomentsPersistence {
     /// takes a write lock now. Call it before a side effect that must be stored (the
     /// `moments` tool does before sending a like).
     public func checkWritable() throws {
-        if let readOnlyReason {
-            throw PersistenceError(code: .ioFailure, location: path, reason: "the store cannot be written: \(readOnlyReason)")
-        }
+        try requireWritable()
         try run(userID: nil) {
             try connection.execute("BEGIN IMMEDIATE")
             try connection.execute("ROLLBACK")

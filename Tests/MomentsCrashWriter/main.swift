@@ -47,16 +47,25 @@ actor CrashService: MomentsService {
 
 let arguments = CommandLine.arguments
 
+/// Makes every file write past `bytes` fail with EFBIG (instead of killing the process
+/// with SIGXFSZ), as on a full disk. Returns whether the limit is set.
+func limitFileSize(to bytes: Int) -> Bool {
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit(rlim_cur: rlim_t(bytes), rlim_max: rlim_t(bytes))
+    return setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0
+}
+
+/// The persistence of `kind` (`sqlite` or `json`) at `path`.
+func openPersistence(_ kind: String, at path: String) throws -> any MomentsPersistence {
+    kind == "sqlite" ? try SQLitePersistence(path: path) : try JSONFilePersistence(directory: URL(fileURLWithPath: path))
+}
+
 /// With a file-size limit, writes fail part-way as they do on a full disk: the writer
 /// saves a small timeline, then one too large to fit, and reports what happened.
 func writeUntilFull(kind: String, path: String, limit: Int) async -> Int32 {
-    signal(SIGXFSZ, SIG_IGN)  // a write past the limit then fails with EFBIG instead of killing us
-    var rlimit = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
-    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit) == 0 else { return 4 }
+    guard limitFileSize(to: limit) else { return 4 }
     do {
-        let persistence: any MomentsPersistence = kind == "sqlite"
-            ? try SQLitePersistence(path: path)
-            : try JSONFilePersistence(directory: URL(fileURLWithPath: path))
+        let persistence = try openPersistence(kind, at: path)
         try await persistence.save(SampleTimelines.timeline(user: "u", moments: 2), for: "u")
         FileHandle.standardOutput.write(Data("small saved\n".utf8))
         do {
@@ -78,12 +87,10 @@ func writeUntilFull(kind: String, path: String, limit: Int) async -> Int32 {
 /// On a disk where nothing can grow (a file-size limit of 0), a store closed cleanly is
 /// opened, read and written; reports each outcome.
 func readWhenFull(kind: String, path: String) async -> Int32 {
-    signal(SIGXFSZ, SIG_IGN)
-    var rlimit = rlimit(rlim_cur: 0, rlim_max: 0)
-    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit) == 0 else { return 4 }
+    guard limitFileSize(to: 0) else { return 4 }
     let persistence: any MomentsPersistence
     do {
-        persistence = kind == "sqlite" ? try SQLitePersistence(path: path) : try JSONFilePersistence(directory: URL(fileURLWithPath: path))
+        persistence = try openPersistence(kind, at: path)
     } catch {
         FileHandle.standardOutput.write(Data("open failed \(error)\n".utf8))
         return 0

@@ -164,7 +164,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("full.sqlite").path
 
-        let result = try FullDisk.run(kind: "sqlite", path: path, limit: 256 * 1024)
+        let result = try await FullDisk.run(kind: "sqlite", path: path, limit: 256 * 1024)
 
         #expect(result.status == 0)
         #expect(result.lines == ["small saved", "large failed I/O failure", "small intact"])

@@ -106,12 +106,12 @@ import Testing
 }
 
 @Suite struct JSONFilePersistenceFullDiskTests {
-    @Test func aWriteThatRunsOutOfSpaceIsTypedAndLosesNothing() throws {
+    @Test func aWriteThatRunsOutOfSpaceIsTypedAndLosesNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("store").path
 
-        let result = try FullDisk.run(kind: "json", path: path, limit: 64 * 1024)
+        let result = try await FullDisk.run(kind: "json", path: path, limit: 64 * 1024)
 
         #expect(result.status == 0)
         #expect(result.lines == ["small saved", "large failed I/O failure", "small intact"])

@@ -38,64 +38,34 @@ public struct Moment: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// The content shared by copies. Every field is a `let` of a `Sendable` type, so a
-    /// box is immutable and safe to share between threads.
-    final class Content: Sendable {
-        let id: String
-        let userDetails: MomentUserDetails
-        let type: MomentType
-        let title: String?
-        let url: String?
-        let photos: [String]
-        let createdDate: String
-        let likes: [LikedUser]?
-
-        init(id: String, userDetails: MomentUserDetails, type: MomentType, title: String?, url: String?,
-             photos: [String], createdDate: String, likes: [LikedUser]?) {
-            self.id = id
-            self.userDetails = userDetails
-            self.type = type
-            self.title = title
-            self.url = url
-            self.photos = photos
-            self.createdDate = createdDate
-            self.likes = likes
-        }
-
-        /// A copy with the fields `change` sets replaced.
-        func with(_ change: (inout Fields) -> Void) -> Content {
-            var fields = Fields(self)
-            change(&fields)
-            return Content(id: fields.id, userDetails: fields.userDetails, type: fields.type, title: fields.title,
-                           url: fields.url, photos: fields.photos, createdDate: fields.createdDate, likes: fields.likes)
-        }
-
-        func isEqual(to other: Content) -> Bool {
-            self === other || (id == other.id && createdDate == other.createdDate && type == other.type && title == other.title
-                && url == other.url && userDetails == other.userDetails && photos == other.photos && likes == other.likes)
-        }
-    }
-
-    /// The fields of a ``Content``, to change one.
-    struct Fields {
+    /// The fields of a moment but `isLiked`, compared in an order that fails fast.
+    struct Fields: Hashable {
         var id: String
-        var userDetails: MomentUserDetails
+        var createdDate: String
         var type: MomentType
         var title: String?
         var url: String?
+        var userDetails: MomentUserDetails
         var photos: [String]
-        var createdDate: String
         var likes: [LikedUser]?
+    }
 
-        init(_ content: Content) {
-            id = content.id
-            userDetails = content.userDetails
-            type = content.type
-            title = content.title
-            url = content.url
-            photos = content.photos
-            createdDate = content.createdDate
-            likes = content.likes
+    /// The content shared by copies: one immutable ``Fields`` value, so a box is safe to
+    /// share between threads, and a setter makes a new box.
+    final class Content: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+
+        /// A copy with the fields `change` sets replaced.
+        func with(_ change: (inout Fields) -> Void) -> Content {
+            var fields = self.fields
+            change(&fields)
+            return Content(fields)
+        }
+
+        func isEqual(to other: Content) -> Bool {
+            self === other || fields == other.fields
         }
     }
 
@@ -106,49 +76,49 @@ public struct Moment: Sendable, Hashable, Identifiable {
 
     /// The moment's id, unique across timelines.
     public var id: String {
-        get { content.id }
+        get { content.fields.id }
         set { content = content.with { $0.id = newValue } }
     }
 
     /// The author.
     public var userDetails: MomentUserDetails {
-        get { content.userDetails }
+        get { content.fields.userDetails }
         set { content = content.with { $0.userDetails = newValue } }
     }
 
     /// What the moment shows: a link or photos.
     public var type: MomentType {
-        get { content.type }
+        get { content.fields.type }
         set { content = content.with { $0.type = newValue } }
     }
 
     /// The title; `nil` when the BFF sends `null` or leaves it out.
     public var title: String? {
-        get { content.title }
+        get { content.fields.title }
         set { content = content.with { $0.title = newValue } }
     }
 
     /// The link of a `URL` moment; `nil` when the BFF sends `null` or leaves it out.
     public var url: String? {
-        get { content.url }
+        get { content.fields.url }
         set { content = content.with { $0.url = newValue } }
     }
 
     /// URLs of the photos, possibly none.
     public var photos: [String] {
-        get { content.photos }
+        get { content.fields.photos }
         set { content = content.with { $0.photos = newValue } }
     }
 
     /// When the moment was posted, in Unix seconds, exactly as the BFF sent it.
     public var createdDate: String {
-        get { content.createdDate }
+        get { content.fields.createdDate }
         set { content = content.with { $0.createdDate = newValue } }
     }
 
     /// Who liked this moment; `nil` when likes were not requested.
     public var likes: [LikedUser]? {
-        get { content.likes }
+        get { content.fields.likes }
         set { content = content.with { $0.likes = newValue } }
     }
 
@@ -163,8 +133,8 @@ public struct Moment: Sendable, Hashable, Identifiable {
         isLiked: Bool? = nil,
         likes: [LikedUser]? = nil
     ) {
-        content = Content(id: id, userDetails: userDetails, type: type, title: title, url: url,
-                          photos: photos, createdDate: createdDate, likes: likes)
+        content = Content(Fields(id: id, createdDate: createdDate, type: type, title: title, url: url,
+                                 userDetails: userDetails, photos: photos, likes: likes))
         self.isLiked = isLiked
     }
 
@@ -184,15 +154,8 @@ public struct Moment: Sendable, Hashable, Identifiable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-        hasher.combine(userDetails)
-        hasher.combine(type)
-        hasher.combine(title)
-        hasher.combine(url)
-        hasher.combine(photos)
-        hasher.combine(createdDate)
+        hasher.combine(content.fields)
         hasher.combine(isLiked)
-        hasher.combine(likes)
     }
 }
 

@@ -11,10 +11,16 @@ struct CacheSlot: Sendable {
 /// request (to cache its answer under).
 final class SentRequests: Sendable {
     let secrets = SentSecrets()
+    /// Whether the identity of what is sent is needed (to key a cached answer); the
+    /// digest is not computed otherwise.
+    let keepsIdentity: Bool
     private let identity = Mutex<RequestIdentity?>(nil)
 
-    func note(_ headers: HTTPHeaders, identity: RequestIdentity, names: IdentityHeaderNames) {
-        if !identity.digest.isEmpty { secrets.collect(from: headers, names: names) }
+    init(keepsIdentity: Bool) {
+        self.keepsIdentity = keepsIdentity
+    }
+
+    func record(_ identity: RequestIdentity) {
         self.identity.withLock { $0 = identity }
     }
 
@@ -41,7 +47,7 @@ extension HTTPClient {
         _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
         var exchange: Exchange?
-        let sent = SentRequests()
+        let sent = SentRequests(keepsIdentity: key != nil)
         do {
             let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
@@ -157,8 +163,10 @@ extension HTTPClient {
     private nonisolated func sendAsBuilt(
         _ request: HTTPRequest, priority: RequestPriority, sent: SentRequests, coalesces: Bool
     ) async throws -> HTTPResponse {
+        sent.secrets.collect(from: request.headers, names: identityNames)
+        guard coalesces || sent.keepsIdentity else { return try await send(request, priority: priority) }
         let identity = RequestIdentity(request.headers, names: identityNames, key: identityKey)
-        sent.note(request.headers, identity: identity, names: identityNames)
+        sent.record(identity)
         guard coalesces else { return try await send(request, priority: priority) }
         do {
             return try await coalescer.run(CoalescingKey(request, identity: identity)) {

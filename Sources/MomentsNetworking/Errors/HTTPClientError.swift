@@ -141,9 +141,9 @@ extension HTTPClientError {
         return HTTPClientError(code: .serverError, reason: reason, response: response)
     }
 
-    /// No usable answer arrived.
-    public static func transportFailure(_ failure: TransportFailure) -> HTTPClientError {
-        HTTPClientError(code: .transportFailure, reason: failure.description, transportFailure: failure)
+    /// No usable answer arrived; `underlyingError` is the platform's own error, if any.
+    public static func transportFailure(_ failure: TransportFailure, underlyingError: (any Error)? = nil) -> HTTPClientError {
+        HTTPClientError(code: .transportFailure, reason: failure.description, transportFailure: failure, underlyingError: underlyingError)
     }
 
     /// The request was cancelled.

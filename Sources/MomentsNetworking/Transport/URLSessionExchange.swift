@@ -160,8 +160,7 @@ enum URLSessionErrorMapping {
         let said = (nsError.userInfo[NSLocalizedDescriptionKey] as? String) ?? ""
         guard nsError.domain == NSURLErrorDomain else {
             let message = said.isEmpty ? "\(nsError.domain) \(nsError.code)" : said
-            return HTTPClientError(code: .transportFailure, reason: TransportFailure(kind: .other, message: message).description,
-                                   transportFailure: TransportFailure(kind: .other, message: message), underlyingError: error)
+            return .transportFailure(TransportFailure(kind: .other, message: message), underlyingError: error)
         }
         let code = URLError.Code(rawValue: nsError.code)
         var kind: TransportFailure.Kind
@@ -182,8 +181,7 @@ enum URLSessionErrorMapping {
         if kind == .other { kind = kindFromMessage(said) ?? .other }
         var message = said.isEmpty ? "URLError \(nsError.code)" : "\(said) (URLError \(nsError.code))"
         if processIsOutOfFileDescriptors() { message += "; the process has too many open files (EMFILE)" }
-        let failure = TransportFailure(kind: kind, message: message)
-        return HTTPClientError(code: .transportFailure, reason: failure.description, transportFailure: failure, underlyingError: error)
+        return .transportFailure(TransportFailure(kind: kind, message: message), underlyingError: error)
     }
 
     /// Whether opening a file descriptor fails with EMFILE now: libcurl then reports a

@@ -28,12 +28,17 @@ struct StoreSimulation {
             continuation?.resume(returning: failures)
         }
         // Unstructured tasks: a schedule stuck forever must not hold the test with it.
+        // The watchdog is a hang detector, not a wait: the schedule's end cancels it.
         return await withCheckedContinuation { continuation in
             waiter.update { $0 = continuation }
-            Task { finish(await run(reportingTo: stuck)) }
-            Task {
-                try? await Task.sleep(for: deadline)
+            let watchdog = Task {
+                guard (try? await Task.sleep(for: deadline)) != nil else { return }
                 finish(["the schedule did not end within \(deadline): \(stuck.value ?? "?")"])
+            }
+            Task {
+                let failures = await run(reportingTo: stuck)
+                watchdog.cancel()
+                finish(failures)
             }
         }
     }
