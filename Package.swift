@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "MomentsNetworking", targets: ["MomentsNetworking"]),
         .library(name: "Moments", targets: ["Moments"]),
         .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
+        .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
         .executable(name: "moments", targets: ["MomentsCLI"]),
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
     ],
@@ -19,6 +20,12 @@ let package = Package(
             name: "MomentsCSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .systemLibrary(
+            name: "MomentsCCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
@@ -34,6 +41,7 @@ let package = Package(
             path: "Tests/MomentsCrashWriter"
         ),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsNetworking", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTransportTests", dependencies: ["MomentsNetworking", "MomentsCurl", "MomentsTestSupport"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(
             name: "MomentsSQLiteTests",

@@ -19,11 +19,16 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     /// request, when its first attempt began); `nil` for an answer from the cache. The
     /// server computed the answer after this instant.
     public let sentAt: ContinuousClock.Instant?
+    /// The protocol version of the exchange, when the transport reports it (see
+    /// ``HTTPResponse/httpVersion``); `nil` for an answer from the cache.
+    public let httpVersion: HTTPVersion?
 
+    /// Creates a decoded response.
     public init(
         value: Value, statusCode: Int, headers: HTTPHeaders, body: Data = Data(), duration: Duration,
-        isFromCache: Bool = false, sentAt: ContinuousClock.Instant? = nil
+        isFromCache: Bool = false, sentAt: ContinuousClock.Instant? = nil, httpVersion: HTTPVersion? = nil
     ) {
+        self.httpVersion = httpVersion
         self.value = value
         self.statusCode = statusCode
         self.headers = headers

@@ -65,7 +65,8 @@ extension HTTPClient {
                                 attempts: result.attempts, fromCache: false, error: nil, secrets: sent.secrets)
             }
             return DecodedResponse(value: value, statusCode: result.response.statusCode, headers: result.response.headers,
-                                   body: result.response.body, duration: ContinuousClock.now - started, sentAt: result.startedAt)
+                                   body: result.response.body, duration: ContinuousClock.now - started, sentAt: result.startedAt,
+                                   httpVersion: result.response.httpVersion)
         } catch {
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()

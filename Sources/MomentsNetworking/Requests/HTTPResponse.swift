@@ -5,11 +5,16 @@ public struct HTTPResponse: Sendable, Hashable {
     public var statusCode: Int
     public var headers: HTTPHeaders
     public var body: Data
+    /// The protocol version the exchange used, when the transport knows it
+    /// (`CurlTransport` does; `URLSessionTransport` on Linux does not, and leaves `nil`).
+    public var httpVersion: HTTPVersion?
 
-    public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+    /// Creates a response; `httpVersion` is `nil` unless the transport knows it.
+    public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: HTTPVersion? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
+        self.httpVersion = httpVersion
     }
 
     /// The first characters of the body as text, for error messages and logs.

@@ -15,7 +15,11 @@ import Dispatch
 ///   another thread, so the cancelling thread can never deadlock against a task that
 ///   finishes at the same moment;
 /// - the body is checked against the size limit as it arrives, and a body longer than
-///   the limit is abandoned before it is all read.
+///   the limit is abandoned before it is all read;
+/// - on Linux, a URL whose host is an IPv6 literal (`http://[::1]:8080`) is refused
+///   with ``HTTPClientError/Code-swift.struct/invalidRequest`` before anything is sent:
+///   FoundationNetworking fails every such request with a bare `URLError -1000`.
+///   `CurlTransport` (product `MomentsCurl`) reaches them.
 public final class URLSessionTransport: HTTPTransport {
     /// How the transport's session is set up.
     public struct Configuration: Sendable {
@@ -64,6 +68,16 @@ public final class URLSessionTransport: HTTPTransport {
     public var pendingDeadlines: Int { deadlines.pendingCount }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking compares libcurl's bracketed host with URL's unbracketed
+        // one and fails every IPv6 literal with URLError -1000 (swift-corelibs-foundation
+        // issue 5496): say so, instead of that bare code.
+        if let host = request.url.host(percentEncoded: false), host.contains(":") {
+            throw HTTPClientError.invalidRequest(
+                "URLSessionTransport cannot reach the IPv6 literal address [\(host)] on Linux (a FoundationNetworking bug); use CurlTransport or a host name"
+            )
+        }
+        #endif
         let task = session.dataTask(with: Self.makeURLRequest(request))
         let exchange = URLSessionExchange(
             task: task,

@@ -1,0 +1,186 @@
+import Foundation
+import MomentsCCurl
+import MomentsNetworking
+import Synchronization
+
+/// One request on its way through a ``CurlTransport``'s event loop: it gathers the
+/// answer from libcurl's callbacks and resumes its caller exactly once, whichever comes
+/// first of completion, failure, cancellation or the size limit.
+///
+/// Safety of `@unchecked Sendable`: the mutable properties marked *loop-confined* are
+/// read and written only on the event-loop thread (libcurl calls the callbacks there,
+/// and the loop sets up, completes and removes the handle there); the only state other
+/// threads touch is `outcome`, behind a `Mutex`; everything else is immutable.
+final class CurlTransfer: @unchecked Sendable {
+    private enum Outcome {
+        case created
+        case waiting(CheckedContinuation<HTTPResponse, any Error>)
+        case finished
+    }
+
+    let request: HTTPRequest
+    private let outcome = Mutex(Outcome.created)
+    /// libcurl's words for the last failure (`CURLOPT_ERRORBUFFER`), owned by the transfer.
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    // Loop-confined.
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    private var body = Data()
+    private var headers = HTTPHeaders()
+    private var finalHeadersEnded = false
+    private var sawStatusLine = false
+    private var interimStatus = false
+    /// A failure the transfer decided on itself (the size limit), reported instead of
+    /// libcurl's "write error".
+    private var localFailure: HTTPClientError?
+
+    init(request: HTTPRequest) {
+        self.request = request
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    // MARK: The caller's side (any thread)
+
+    /// Installs the caller's continuation. Returns `false`, having resumed it, when the
+    /// transfer was cancelled before it started.
+    func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
+        let alreadyFinished = outcome.withLock { outcome -> Bool in
+            guard case .created = outcome else { return true }
+            outcome = .waiting(continuation)
+            return false
+        }
+        if alreadyFinished { continuation.resume(throwing: HTTPClientError.cancelled()) }
+        return !alreadyFinished
+    }
+
+    /// Whether the caller has been answered.
+    var isFinished: Bool {
+        outcome.withLock { if case .finished = $0 { true } else { false } }
+    }
+
+    /// Answers the caller with `result` unless it has been answered; returns whether
+    /// this call answered it.
+    @discardableResult
+    func finish(_ result: Result<HTTPResponse, HTTPClientError>) -> Bool {
+        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>?? in
+            switch outcome {
+            case .finished: return .none
+            case .created:
+                outcome = .finished
+                return .some(nil)
+            case .waiting(let continuation):
+                outcome = .finished
+                return .some(continuation)
+            }
+        }
+        guard case .some(let waiting) = continuation else { return false }
+        waiting?.resume(with: result.mapError { $0 as any Error })
+        return true
+    }
+
+    // MARK: libcurl's side (the event-loop thread)
+
+    /// Takes one header line (status lines, fields, the blank line ending a block, and
+    /// trailers). Returns `false` to abort the transfer.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        if end == 0 { return endOfHeaderBlock() }
+        if finalHeadersEnded { return true }  // a trailer
+        if end > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+           line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/") {
+            // A new status line: interim answers (100, 103) and their fields are dropped.
+            headers = HTTPHeaders()
+            sawStatusLine = true
+            interimStatus = Self.statusIsInterim(line[0..<end])
+            return true
+        }
+        guard let colon = line[0..<end].firstIndex(of: UInt8(ascii: ":")) else { return true }
+        var valueStart = colon + 1
+        while valueStart < end, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+        headers.add(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self),
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<end]), as: UTF8.self)
+        )
+        return true
+    }
+
+    private static func statusIsInterim(_ line: Slice<UnsafeRawBufferPointer>) -> Bool {
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")), space + 1 < line.endIndex else { return false }
+        return line[space + 1] == UInt8(ascii: "1")
+    }
+
+    private func endOfHeaderBlock() -> Bool {
+        guard sawStatusLine, !interimStatus, !finalHeadersEnded else { return true }
+        finalHeadersEnded = true
+        guard request.method != .head, let announced = headers["Content-Length"].flatMap({ Int64($0) }), announced > 0,
+              isIdentityEncoded else { return true }
+        if let limit = request.maximumResponseSize, announced > Int64(limit) {
+            localFailure = .responseTooLarge(limit: limit, received: Int(clamping: announced))
+            return false
+        }
+        body.reserveCapacity(Int(min(announced, 16 << 20)))
+        return true
+    }
+
+    /// Whether the body arrives as sent (no `Content-Encoding`, or `identity`).
+    private var isIdentityEncoded: Bool {
+        guard let encoding = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) else { return true }
+        return encoding.isEmpty || encoding.lowercased() == "identity"
+    }
+
+    /// Takes body bytes (decoded, when libcurl decodes). Returns `false` to abort.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
+            localFailure = .responseTooLarge(limit: limit, received: body.count + bytes.count)
+            return false
+        }
+        if let base = bytes.baseAddress, !bytes.isEmpty {
+            body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        return true
+    }
+
+    /// Answers the caller from libcurl's result for the finished transfer.
+    func complete(_ code: CURLcode) {
+        guard let easy else { return }
+        if let localFailure {
+            finish(.failure(localFailure))
+            return
+        }
+        guard code == CURLE_OK else {
+            finish(.failure(CurlFailure.clientError(for: code, on: easy, transfer: self, bodyCount: body.count,
+                                                    identityEncoded: isIdentityEncoded)))
+            return
+        }
+        var status = 0
+        _ = moments_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var version = 0
+        _ = moments_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        let response = HTTPResponse(statusCode: status, headers: headers, body: body, httpVersion: Self.httpVersion(version))
+        body = Data()
+        finish(.success(response))
+    }
+
+    /// The message libcurl left in the error buffer, or `nil`.
+    var libcurlMessage: String? {
+        let text = String(cString: errorBuffer).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
+    private static func httpVersion(_ value: Int) -> HTTPVersion? {
+        switch value {
+        case CURL_HTTP_VERSION_1_0: .http1_0
+        case CURL_HTTP_VERSION_1_1: .http1_1
+        case CURL_HTTP_VERSION_2_0: .http2
+        case CURL_HTTP_VERSION_3: .http3
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,58 @@
+public import MomentsNetworking
+
+/// An ``HTTPTransport`` on libcurl's multi interface, for servers that outgrow
+/// `URLSessionTransport`: one event-loop thread per transport drives every request,
+/// reusing connections, speaking HTTP/1.1 or HTTP/2 over TLS, with the trust, identity,
+/// proxy and connection controls a production service needs (see ``Configuration``).
+///
+/// It keeps the same contract as `URLSessionTransport`:
+/// - each request's `timeout` is a deadline for the whole exchange, to the millisecond;
+/// - cancelling the calling task answers it at once with
+///   ``HTTPClientError/Code-swift.struct/cancelled``; the network work is abandoned on the
+///   loop's thread, so the cancelling thread never waits;
+/// - `maximumResponseSize` is enforced while the body streams in (and up front when the
+///   answer announces a longer `Content-Length`), on the decoded bytes;
+/// - a body shorter than its `Content-Length` is a
+///   ``TransportFailure/Kind-swift.struct/truncatedResponse``, compressed or not;
+/// - redirects are never followed here: the 3xx answer goes back to ``HTTPClient``, whose
+///   ``RedirectPolicy`` decides;
+/// - failures carry libcurl's own message, and a ``CurlError`` underneath;
+/// - nothing is shared with another transport (no cookies are kept at all), so tenants
+///   with separate transports share no connection, cache or state.
+///
+/// Create one transport per process (or per tenant) and keep it: its connections are
+/// reused for its whole life. Its thread ends when the transport is released.
+public final class CurlTransport: HTTPTransport {
+    private let loop: CurlEventLoop
+
+    /// Creates a transport with its own multi handle and event-loop thread.
+    ///
+    /// - Throws: ``HTTPClientError/Code-swift.struct/transportFailure`` when libcurl
+    ///   cannot be initialized.
+    public init(configuration: Configuration = Configuration()) throws {
+        guard let loop = CurlEventLoop(configuration: configuration) else {
+            throw HTTPClientError.transportFailure(TransportFailure(kind: .other, message: "libcurl could not be initialized"))
+        }
+        self.loop = loop
+    }
+
+    deinit {
+        loop.stop()
+    }
+
+    /// The requests this transport has submitted and not yet answered (for diagnostics
+    /// and leak checks). A cancelled request counts until its loop has let it go.
+    public var requestsInFlight: Int { loop.requestsInFlight }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let transfer = CurlTransfer(request: request)
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if transfer.start(continuation) { loop.submit(transfer) }
+            }
+        } onCancel: {
+            if transfer.finish(.failure(.cancelled())) { loop.cancel(transfer) }
+        }
+    }
+}

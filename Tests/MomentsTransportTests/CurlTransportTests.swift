@@ -1,0 +1,114 @@
+import Foundation
+import MomentsCurl
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+/// What only `CurlTransport` offers: trust, identity and proxy controls, and the
+/// negotiated protocol version, against real TLS and proxy servers on loopback.
+@Suite struct CurlTransportTests {
+    @Test func aSelfSignedServerIsTrustedOnlyThroughTheConfiguredAuthority() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.directory.remove() }
+        let server = try await RawServer.start(["--tls", certificates.serverCertificate, certificates.serverKey])
+        defer { server.stop() }
+        let request = server.request("/json", scheme: "https")
+
+        let refused = await clientError { try await CurlTransport().send(request) }
+        #expect(refused?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: refused))")
+        #expect(refused?.transportFailure?.message.contains("certificate") == true, "\(String(describing: refused))")
+        #expect((refused?.underlyingError as? CurlError)?.code == 60)
+
+        var configuration = CurlTransport.Configuration()
+        configuration.certificateAuthorityFile = certificates.authority
+        let trusted = try await CurlTransport(configuration: configuration).send(request)
+        #expect(trusted.statusCode == 200)
+        #expect(trusted.httpVersion == .http1_1)
+    }
+
+    @Test func aPinnedPublicKeyMustMatch() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.directory.remove() }
+        let server = try await RawServer.start(["--tls", certificates.serverCertificate, certificates.serverKey])
+        defer { server.stop() }
+        let request = server.request("/json", scheme: "https")
+        var configuration = CurlTransport.Configuration()
+        configuration.certificateAuthorityFile = certificates.authority
+
+        configuration.pinnedPublicKey = certificates.serverPin
+        #expect(try await CurlTransport(configuration: configuration).send(request).statusCode == 200)
+
+        configuration.pinnedPublicKey = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+        let mismatch = await clientError { try await CurlTransport(configuration: configuration).send(request) }
+        #expect(mismatch?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: mismatch))")
+        #expect((mismatch?.underlyingError as? CurlError)?.code == 90)
+    }
+
+    @Test func aServerAskingForAClientCertificateGetsTheConfiguredOne() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.directory.remove() }
+        let server = try await RawServer.start([
+            "--tls", certificates.serverCertificate, certificates.serverKey, "--client-ca", certificates.authority,
+        ])
+        defer { server.stop() }
+        let request = server.request("/whoami", scheme: "https", )
+        var configuration = CurlTransport.Configuration()
+        configuration.certificateAuthorityFile = certificates.authority
+
+        let anonymous = await clientError { try await CurlTransport(configuration: configuration).send(request) }
+        #expect([.secureConnectionFailed, .connectionReset].contains(anonymous?.transportFailure?.kind), "\(String(describing: anonymous))")
+
+        configuration.clientCertificate = .init(certificateFile: certificates.clientCertificate, keyFile: certificates.clientKey)
+        let identified = try await CurlTransport(configuration: configuration).send(request)
+        #expect(identified.text == "commonName=moments-client")
+    }
+
+    @Test func requestsGoThroughTheConfiguredProxyExceptForTheNoProxyList() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let proxy = try await ScriptServer(script: "Tools/fixture-server/proxy_server.py")
+        defer { proxy.stop() }
+        var configuration = CurlTransport.Configuration()
+        configuration.proxy = .url("http://127.0.0.1:\(proxy.port)")
+
+        let proxied = try await CurlTransport(configuration: configuration).send(server.request("/json"))
+        #expect(proxied.statusCode == 200)
+        #expect(proxied.headers["Via"] == "1.1 moments-test-proxy")
+
+        configuration.noProxy = ["127.0.0.1"]
+        let direct = try await CurlTransport(configuration: configuration).send(server.request("/json"))
+        #expect(direct.statusCode == 200)
+        #expect(direct.headers["Via"] == nil)
+    }
+
+    @Test func aHeaderFieldWithALineBreakIsRefusedBeforeSending() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        var request = server.request("/echo")
+        request.headers.add(name: "X-Evil", value: "a\r\nInjected: yes")
+        let error = await clientError { try await CurlTransport().send(request) }
+        #expect(error?.code == .invalidRequest)
+    }
+
+    @Test func cancelledRequestsLeaveNothingInFlight() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let request = server.request("/silence", timeout: .seconds(60))
+        let tasks = (0..<20).map { _ in Task { try await transport.send(request) } }
+        for task in tasks { task.cancel() }
+        for task in tasks {
+            #expect((await task.result.error as? HTTPClientError)?.code == .cancelled)
+        }
+        // The loop lets each cancelled transfer go; wait for it to report so.
+        while transport.requestsInFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await transport.send(server.request("/json")).statusCode == 200)
+        #expect(transport.requestsInFlight == 0)
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+/// The contract of ``HTTPTransport`` (see its documentation), checked against every
+/// transport the SDK ships, on a real loopback server that misbehaves on purpose.
+@Suite struct TransportConformanceTests {
+    @Test(arguments: TransportKind.allCases, [("a", 1), ("z9", 5_000)])
+    func aCompressedBodyArrivesDecodedWhetherSmallerOrLargerThanItsText(
+        kind: TransportKind, sample: (text: String, repeats: Int)
+    ) async throws {
+        let (text, repeats) = sample
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let response = try await kind.make().send(server.request("/gzip?text=\(text)&repeat=\(repeats)"))
+        #expect(response.statusCode == 200)
+        #expect(response.text == String(repeating: text, count: repeats))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func chunkedBodiesWithAndWithoutAStrayLengthArriveWhole(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        let plain = try await transport.send(server.request("/stream?count=100000"))
+        let withLength = try await transport.send(server.request("/chunked-and-length?count=100000"))
+        #expect(plain.body == Data(repeating: UInt8(ascii: "y"), count: 100_000))
+        #expect(withLength.body == Data(repeating: UInt8(ascii: "z"), count: 100_000))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aServerClosingEveryThirdKeptAliveConnectionLosesNoRequest(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        for round in 0..<30 {
+            let response = try await transport.send(server.request("/churn"))
+            #expect(response.text == "churn", "round \(round)")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aKeptAliveConnectionTheServerClosedIsNotReusedForTheNextRequest(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        #expect(try await transport.send(server.request("/idle-close?after=0.05")).text == "idle")
+        // Wait until the server reports it closed the idle connection (asked over another
+        // transport, so the kept-alive connection stays idle).
+        let observer = try kind.make()
+        while try await observer.send(server.request("/closed-idle")).text == "0" {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await transport.send(server.request("/json")).statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aBodyDrippingOneByteEvery200MillisecondsArrivesOrMeetsTheWholeExchangeDeadline(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        let slow = try await transport.send(server.request("/drip?count=3&interval=0.2"))
+        #expect(slow.text == "ddd")
+
+        let started = ContinuousClock.now
+        let error = await clientError { try await transport.send(server.request("/drip?count=30&interval=0.2", timeout: .milliseconds(700))) }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
+        // Bytes keep arriving, so an idle timeout would never fire: the deadline is for the whole exchange.
+        #expect(elapsed >= .milliseconds(690) && elapsed < .seconds(4), "\(elapsed)")
+    }
+
+    @Test(arguments: TransportKind.allCases, ["/headers-then-silence", "/silence"])
+    func silenceAfterTheHeadersOrFromTheStartMeetsTheDeadline(kind: TransportKind, path: String) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let error = await clientError { try await kind.make().send(server.request(path, timeout: .milliseconds(400))) }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
+        #expect(elapsed >= .milliseconds(390) && elapsed < .seconds(4), "\(elapsed)")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aTruncatedBodyAndAResetConnectionAreTransportFailuresOfTheirKind(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        let truncated = await clientError { try await transport.send(server.request("/truncated")) }
+        let reset = await clientError { try await transport.send(server.request("/reset")) }
+        #expect(truncated?.transportFailure?.kind == .truncatedResponse, "\(String(describing: truncated))")
+        #expect(truncated?.description.contains("10 of 1000 bytes") == true, "\(String(describing: truncated))")
+        #expect([.connectionReset, .badResponse].contains(reset?.transportFailure?.kind), "\(String(describing: reset))")
+    }
+
+    @Test(arguments: TransportKind.allCases, [301, 302, 303, 307, 308])
+    func aRedirectIsReturnedNotFollowed(kind: TransportKind, status: Int) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let response = try await kind.make().send(
+            server.request("/redirect?status=\(status)", method: .post, body: Data(#"{"a":1}"#.utf8))
+        )
+        #expect(response.statusCode == status)
+        #expect(response.headers["Location"] == "/json")
+        #expect(response.text == #"{"redirect": true}"#)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anHTTP10AnswerWithoutLengthEndsAtClose(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let response = try await kind.make().send(server.request("/http10?count=5000"))
+        #expect(response.statusCode == 200)
+        #expect(response.body.count == 5_000)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func interimAnswersAreSkippedAndTheirFieldsDropped(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let response = try await kind.make().send(server.request("/interim", method: .post, body: Data("x".utf8)))
+        #expect(response.statusCode == 200)
+        #expect(response.text == "ok")
+        #expect(response.headers["Link"] == nil)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anIPv6LiteralBaseURLWorks(kind: TransportKind) async throws {
+        let server = try await RawServer.start(["--ipv6"])
+        defer { server.stop() }
+        let client = HTTPClient(baseURL: server.url(""), transport: try kind.make())
+        switch kind {
+        case .curl:
+            let echo = try await client.send(Endpoint<AnyName>.get("/json"))
+            #expect(echo.name == "Ada")
+        case .urlSession:
+            // FoundationNetworking cannot reach IPv6 literals; the transport says so up front.
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<AnyName>.get("/json")) }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.description.contains("IPv6 literal address [::1]") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aBodyOverTheLimitIsRefusedByItsLengthOrAsItStreams(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        let announced = await clientError { try await transport.send(server.request("/bytes?count=1000000", limit: 65_536)) }
+        let streamed = await clientError { try await transport.send(server.request("/stream?count=10000000", limit: 65_536)) }
+        let fits = try await transport.send(server.request("/bytes?count=65536", limit: 65_536))
+        #expect(announced?.code == .responseTooLarge)
+        #expect(streamed?.code == .responseTooLarge)
+        #expect(fits.body.count == 65_536)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aTwoGigabyteContentLengthIsRefusedAtOnce(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let error = await clientError { try await kind.make().send(server.request("/huge", timeout: .seconds(30), limit: 10 << 20)) }
+        #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(20), "refused before the deadline, not by it")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func cancellationRacingCompletionAnswersEveryCallerAndTheTransportGoesOn(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        var outcomes = (values: 0, cancelled: 0)
+        let request = server.request("/json", timeout: .seconds(10))
+        for round in 0..<500 {
+            let task = Task { try await transport.send(request) }
+            if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
+            task.cancel()
+            switch await task.result {
+            case .success(let response): #expect(response.statusCode == 200); outcomes.values += 1
+            case .failure(let error):
+                #expect((error as? HTTPClientError)?.code == .cancelled, "\(error)")
+                outcomes.cancelled += 1
+            }
+        }
+        #expect(outcomes.values + outcomes.cancelled == 500)
+        #expect(outcomes.cancelled > 0)
+        #expect(try await transport.send(server.request("/json")).statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func sixtyFourConcurrentRequestsAllSucceed(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        let requests = (0..<64).map { server.request("/echo", method: .post, body: Data("\($0)".utf8)) }
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for request in requests {
+                group.addTask { try await transport.send(request).text }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(bodies.count == 64)
+        #expect(Set(bodies).count == 64, "each answer belongs to its own request")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func methodHeadersAndBodyReachTheServerAsSent(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        var request = server.request("/echo", method: .put, body: Data(#"{"x":"wörld"}"#.utf8))
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "X-Trace", value: "t-42")
+        let echo = try JSONDecoder().decode(Echo.self, from: try await kind.make().send(request).body)
+        #expect(echo.method == "PUT")
+        #expect(echo.headers["x-trace"] == "t-42")
+        #expect(echo.headers["content-type"] == "application/json")
+        #expect(echo.headers["expect"] == nil, "no 100-continue wait was asked for")
+        #expect(echo.body == #"{"x":"wörld"}"#)
+    }
+}
+
+private struct AnyName: Decodable, Sendable {
+    let name: String
+}
+
+private struct Echo: Decodable {
+    let method: String
+    let headers: [String: String]
+    let body: String
+}
