@@ -27,7 +27,7 @@ let package = Package(
         ),
         .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
-        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking"]),
+        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCurl"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .executableTarget(
             name: "MomentsBenchmarks",

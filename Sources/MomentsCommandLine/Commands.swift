@@ -7,7 +7,7 @@ enum Commands {
         ("token", "send this token as 'Authorization: Bearer <token>'"),
         ("timeout", "seconds allowed per request, 0 to 3600 (default: 10)"),
         ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),
-    ]
+    ] + TransportChoice.options
     static let json = (name: "json", help: "print machine-readable JSON")
     static let verbose = (name: "verbose", help: "add the full detail to an error")
 
@@ -15,7 +15,7 @@ enum Commands {
         CommandSpec(
             name: .demo,
             summary: "Starts the reference BFF on a free loopback port and runs the whole story: fetch user 0's timeline into a SQLite store, like and unlike a moment while streaming updates, stop the BFF, and serve the timeline offline from the same file.",
-            options: [("store", "the SQLite file to use: sqlite:PATH (default: a temporary file, removed afterwards)")],
+            options: [("store", "the SQLite file to use: sqlite:PATH (default: a temporary file, removed afterwards)"), TransportChoice.options[0]],
             flags: [], required: []
         ),
         CommandSpec(

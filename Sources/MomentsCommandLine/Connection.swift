@@ -3,7 +3,7 @@ import Moments
 import MomentsNetworking
 
 /// What the network commands share: the client, the service and the store, built from
-/// `--base-url`, `--store`, `--token` and `--timeout`.
+/// `--base-url`, `--store`, `--token`, `--timeout`, `--cache-policy`, `--transport` and `--ca-file`.
 struct Connection {
     let baseURL: URL
     let client: HTTPClient
@@ -63,9 +63,10 @@ struct Connection {
             }
             cachePolicy = policy
         }
+        let transport = try TransportChoice.make(arguments, environment: environment)
         let cache = try cachePolicy.map { _ in try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
         baseURL = url
-        client = HTTPClient(baseURL: url) {
+        client = HTTPClient(baseURL: url, transport: transport) {
             $0.timeout = timeout
             $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(200))
             if let cache, let cachePolicy {

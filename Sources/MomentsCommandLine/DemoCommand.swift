@@ -11,6 +11,7 @@ struct DemoCommand {
 
     func run(_ arguments: ParsedArguments) async throws {
         let (path, temporaryDirectory) = try storePath(arguments)
+        let transport = try TransportChoice.make(arguments, environment: ProcessInfo.processInfo.environment)
         // Clean-up is registered before anything exists to clean up, so an interrupt at
         // any point leaves nothing behind (the BFF also exits when this process does).
         let running = RunningBFF()
@@ -30,7 +31,7 @@ struct DemoCommand {
         running.set(bff)
         console.line("▶ Started the reference BFF at \(bff.baseURL)/graphql")
 
-        let client = HTTPClient(baseURL: bff.baseURL) {
+        let client = HTTPClient(baseURL: bff.baseURL, transport: transport) {
             $0.timeout = .seconds(5)
             $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(100))
         }

@@ -39,6 +39,9 @@ import Testing
             (["timeline", "--user", "0", "--base-url", "http://x", "--timeout", "-1"], "between 0 and 3600"),
             (["timeline", "--user", "0", "--user", "1", "--base-url", "http://x"], "given twice"),
             (["timeline", "--user", "0", "--base-url", "http://x", "--cache-policy", "sometimes"], "--cache-policy must be one of"),
+            (["timeline", "--user", "0", "--base-url", "http://x", "--transport", "carrier-pigeon"], "--transport must be urlsession or curl"),
+            (["timeline", "--user", "0", "--base-url", "http://x", "--transport", "urlsession", "--ca-file", "/etc/hostname"], "add --transport curl"),
+            (["timeline", "--user", "0", "--base-url", "http://x", "--ca-file", "/nonexistent/ca.pem"], "is not a readable file"),
         ] {
             let (status, console) = await run(arguments + ["--store", "sqlite:" + store])
             #expect(status == 2, "\(arguments)")
@@ -53,6 +56,26 @@ import Testing
         let (status, console) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString + "/graphql"])
         #expect(status == 0, "\(console.problems)")
         #expect(console.output.first == "Jake Lin (user 0): 4 moments")
+    }
+
+    @Test(arguments: [(["--transport", "curl"], [:]), ([], ["MOMENTS_TRANSPORT": "curl"]), (["--transport", "urlsession"], [:])])
+    func eitherTransportFetchesTheTimeline(arguments: [String], environment: [String: String]) async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let (status, console) = await run(
+            ["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString] + arguments, environment: environment
+        )
+        #expect(status == 0, "\(console.problems)")
+        #expect(console.output.first == "Jake Lin (user 0): 4 moments")
+    }
+
+    @Test func theCurlTransportSaysLibcurlsWordsWhenTheBFFIsDown() async throws {
+        let (status, console) = await run(
+            ["timeline", "--user", "0", "--store", "memory", "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--transport", "curl"]
+        )
+        #expect(status == 1)
+        #expect(console.problems.first?.contains("connection refused") == true, "\(console.problems)")
+        #expect(console.problems.first?.contains("curl error 7") == true, "\(console.problems)")
     }
 
     @Test func aFailingCommandLeavesNoStoreAndNoCacheBehind() async throws {
