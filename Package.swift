@@ -29,9 +29,10 @@ let package = Package(
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCurl"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
+        .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
-            dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite"],
+            dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline"],
             path: "Benchmarks/MomentsBenchmarks"
         ),
         .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments"], path: "Tests/MomentsTestSupport"),

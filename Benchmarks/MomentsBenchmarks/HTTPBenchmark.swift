@@ -77,16 +77,28 @@ final class NginxServer {
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(answer: Data) throws {
+    convenience init(answer: Data) throws {
+        try self.init(answers: ["/graphql": answer])
+    }
+
+    /// Serves each answer at its path (to POST and GET alike).
+    init(answers: [String: Data]) throws {
         guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw BenchmarkFailure("nginx is not installed; run Benchmarks/setup.sh")
         }
         port = freePort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("moments-nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let escaped = String(decoding: answer, as: UTF8.self)
-            .replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "'", with: "\\'")
+        // Each answer is a file; a POST to a static file is refused (405), so the 405 is
+        // turned into an internal GET of that file.
+        var locations: [String] = []
+        for (index, (path, answer)) in answers.sorted(by: { $0.key < $1.key }).enumerated() {
+            try answer.write(to: directory.appendingPathComponent("answer-\(index).json"))
+            locations.append("""
+                    location = \(path) { error_page 405 =200 /answer-\(index).json; return 405; }
+                    location = /answer-\(index).json { internal; root \(directory.path); default_type application/json; }
+            """)
+        }
         let config = """
             worker_processes 1;
             daemon off;
@@ -103,10 +115,7 @@ final class NginxServer {
                 keepalive_requests 1000000;
                 server {
                     listen 127.0.0.1:\(port);
-                    location /graphql {
-                        default_type application/json;
-                        return 200 '\(escaped)';
-                    }
+            \(locations.joined(separator: "\n"))
                 }
             }
             """

@@ -1,7 +1,7 @@
 // swift run -c release MomentsBenchmarks [--json] [--quick] [--only NAME[,NAME…]]
 //
 // Every figure is printed beside a baseline measured in the same run, with the ratio.
-// Cases: decode, http, cache, store, fanout, sqlite, json, users.
+// Cases: decode, http, curl, cache, store, fanout, sqlite, json, users.
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -30,7 +30,13 @@ var failures: [String] = []
 if !wantsJSON { Report.printHeader() }
 await attempt("decode") { await DecodeBenchmark.run() }
 await attempt("http") { try await HTTPBenchmark.run() }
+await attempt("curl") { try await CurlBenchmark.run() }
 if only?.contains("profile") == true { await attempt("profile") { try await HTTPBreakdown.profile(seconds: 8) } }
+if only?.contains("curlprofile") == true {
+    let width = Int(ProcessInfo.processInfo.environment["WIDTH"] ?? "64") ?? 64
+    let moments = Int(ProcessInfo.processInfo.environment["MOMENTS"] ?? "4") ?? 4
+    await attempt("curlprofile") { try await CurlBenchmark.profile(seconds: 8, width: width, moments: moments) }
+}
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }

@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Moments
+import MomentsCurl
+import MomentsCurlBaseline
+import MomentsNetworking
+
+/// `CurlTransport` against a plain C program on libcurl's multi interface (the
+/// baseline), and the service over each transport, against the same nginx serving the
+/// 4-moment and the 1,000-moment answers; plus the SDK's own cost per request over a
+/// transport that answers at once.
+enum CurlBenchmark {
+    static func run() async throws -> [Row] {
+        let small = BenchmarkData.envelope(BenchmarkData.timeline(moments: 4))
+        let large = BenchmarkData.envelope(BenchmarkData.timeline(moments: 1_000))
+        let server = try NginxServer(answers: ["/graphql": small, "/graphql-large": large])
+        defer { server.stop() }
+        var rows: [Row] = []
+
+        var configuration = CurlTransport.Configuration()
+        configuration.maximumConnectionsPerHost = 64  // as many as the baseline keeps in flight
+        let curl = try CurlTransport(configuration: configuration)
+        let probe = HTTPClient(baseURL: server.baseURL, transport: curl)
+        let body = try probe.makeHTTPRequest(for: GetMomentsByUserID(userID: "0")).body ?? Data()
+        let bodyText = String(decoding: body, as: UTF8.self)
+
+        for (label, path, size) in [("4 moments", "/graphql", small.count), ("1,000 moments", "/graphql-large", large.count)] {
+            let url = server.baseURL.appendingPathComponent(String(path.dropFirst()))
+            let request = HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: body, timeout: .seconds(10))
+            _ = try await curl.send(request)
+            for width in [1, 64] {
+                let pair = try await Harness.compare(
+                    sdk: { try await concurrently(width) { _ = try await curl.send(request) } },
+                    baseline: { baseline(url: url, body: bodyText, width: width) }
+                )
+                rows.append(Harness.row("curl: CurlTransport, \(label) (\(size / 1024) KiB), \(widthLabel(width))", unit: "req/s", pair,
+                                        target: 0.8, note: "baseline: C on libcurl multi"))
+            }
+        }
+
+        let graphQLURL = server.baseURL.appendingPathComponent("graphql")
+        let overCurl = GraphQLMomentsService(client: HTTPClient(baseURL: server.baseURL, transport: curl) { $0.coalescesRequests = false })
+        let overURLSession = GraphQLMomentsService(
+            client: HTTPClient(baseURL: server.baseURL, transport: URLSessionTransport()) { $0.coalescesRequests = false }
+        )
+        _ = try await overCurl.getMoments(userID: "0")
+        _ = try await overURLSession.getMoments(userID: "0")
+        for width in [1, 64] {
+            let pair = try await Harness.compare(
+                sdk: { try await concurrently(width) { _ = try await overCurl.getMoments(userID: "0") } },
+                baseline: { baseline(url: graphQLURL, body: bodyText, width: width) }
+            )
+            rows.append(Harness.row("curl: getMoments over curl, \(widthLabel(width))", unit: "req/s", pair, target: 0.5,
+                                    note: "baseline: C on libcurl multi"))
+        }
+        let versus = try await Harness.compare(
+            sdk: { try await concurrently(64) { _ = try await overCurl.getMoments(userID: "0") } },
+            baseline: { try await concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } }
+        )
+        rows.append(Harness.row("curl: getMoments over curl vs over URLSession, 64 concurrent", unit: "req/s", versus, target: 8,
+                                note: "baseline: the same call over URLSessionTransport"))
+        let urlSessionAlone = try await Harness.compare(
+            sdk: { try await concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } },
+            baseline: { baseline(url: graphQLURL, body: bodyText, width: 64) }
+        )
+        rows.append(Harness.row("curl: getMoments over URLSession, 64 concurrent", unit: "req/s", urlSessionAlone, target: nil,
+                                note: "baseline: C on libcurl multi"))
+
+        rows.append(try await sdkCostPerRequest(answer: small))
+        return rows
+    }
+
+    /// The SDK's own work for one `getMoments` (building, encoding, the client's
+    /// pipeline, decoding) over a transport that answers at once.
+    static func sdkCostPerRequest(answer: Data) async throws -> Row {
+        let instant = InstantTransport(response: HTTPResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: answer))
+        let service = GraphQLMomentsService(
+            client: HTTPClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: instant) { $0.coalescesRequests = false }
+        )
+        _ = try await service.getMoments(userID: "0")
+        var rates: [Double] = []
+        for _ in 0..<Harness.rounds {
+            rates.append(try await Harness.rate(for: Harness.roundDuration) { _ = try await service.getMoments(userID: "0"); return 1 })
+        }
+        let microseconds = 1e6 / Harness.median(rates)
+        return Row(name: "curl: SDK cost of getMoments (4 moments, instant transport)", unit: "µs per request", sdk: microseconds,
+                   note: "target ≤ 20 µs\(microseconds <= 20 ? " ✓" : " ✗"), decoding included")
+    }
+
+    /// Runs only `CurlTransport.send`, `width` at a time, for `seconds`, for a profiler to watch.
+    static func profile(seconds: Int, width: Int, moments: Int) async throws -> [Row] {
+        let server = try NginxServer(answers: ["/graphql": BenchmarkData.envelope(BenchmarkData.timeline(moments: moments))])
+        defer { server.stop() }
+        var configuration = CurlTransport.Configuration()
+        configuration.maximumConnectionsPerHost = 64
+        let curl = try CurlTransport(configuration: configuration)
+        let request = HTTPRequest(method: .post, url: server.baseURL.appendingPathComponent("graphql"),
+                                  headers: ["Content-Type": "application/json"], body: Data("{}".utf8), timeout: .seconds(10))
+        var rate = 0.0
+        for _ in 0..<seconds {
+            rate = try await HTTPBenchmark.concurrently(width) { _ = try await curl.send(request) }
+        }
+        return [Row(name: "profile: CurlTransport.send, \(width) at a time, \(moments) moments", unit: "req/s", sdk: rate)]
+    }
+
+    static func widthLabel(_ width: Int) -> String { width == 1 ? "1 at a time" : "\(width) concurrent" }
+
+    /// The C baseline's rate, run on a thread of its own (it blocks while it runs).
+    static func baseline(url: URL, body: String, width: Int) -> Double {
+        let seconds = Harness.roundDuration.seconds
+        return url.absoluteString.withCString { url in
+            body.withCString { text in
+                moments_curl_baseline_rate(url, text, body.utf8.count, Int32(width), seconds)
+            }
+        }
+    }
+
+    static func concurrently(_ width: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+        try await HTTPBenchmark.concurrently(width, body)
+    }
+}
+
+/// Answers every request at once with the same response, keeping nothing.
+struct InstantTransport: HTTPTransport {
+    let response: HTTPResponse
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { response }
+}
