@@ -2,9 +2,8 @@ import Foundation
 import MomentsCCurl
 import MomentsNetworking
 
-/// Sets up an easy handle for one transfer: the request's method, URL, fields, body and
-/// deadline, and the transport's configuration. Runs on the event-loop thread, on a
-/// handle fresh from `curl_easy_init` or `curl_easy_reset`.
+/// Sets up easy handles: the transport's configuration once per handle, and each
+/// transfer's method, URL, fields, body and deadline. Runs on the event-loop thread.
 struct CurlEasySetup {
     /// Options that are the same for every request of a transport, prepared once.
     let configuration: CurlTransport.Configuration
@@ -17,34 +16,65 @@ struct CurlEasySetup {
         connectTimeoutMilliseconds = max(1, Int(configuration.connectTimeout.milliseconds))
     }
 
-    /// Applies everything; returns a failure to answer the caller with when an option is
-    /// refused or the request cannot be expressed.
-    func apply(to easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) -> HTTPClientError? {
+    /// Sets the options that are the same for every request of the transport, once per
+    /// handle; returns the option libcurl refused, if any.
+    func prepare(_ handle: CurlHandle) -> HTTPClientError? {
+        let easy = handle.easy
+        var failure: (option: String, code: CURLcode)?
+        func check(_ code: CURLcode, _ option: String) {
+            if code != CURLE_OK, failure == nil { failure = (option, code) }
+        }
+        check(moments_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
+        check(moments_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody), "WRITEFUNCTION")
+        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
+        check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
+        check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
+        check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
+        applyConfiguration(to: easy, check)
+        return failure.map(Self.refusal)
+    }
+
+    /// Sets what belongs to one request; options equal to the handle's previous request
+    /// (URL, header fields, deadline) are not set again. Returns a failure to answer the
+    /// caller with when an option is refused or the request cannot be expressed.
+    func apply(to handle: CurlHandle, for transfer: CurlTransfer) -> HTTPClientError? {
         let request = transfer.request
+        let easy = handle.easy
         var failure: (option: String, code: CURLcode)?
         func check(_ code: CURLcode, _ option: String) {
             if code != CURLE_OK, failure == nil { failure = (option, code) }
         }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-
-        check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
-        check(moments_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
         check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
-        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody), "WRITEFUNCTION")
         check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
-        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
         check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout.milliseconds))), "TIMEOUT_MS")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
-
+        if handle.url != request.url {
+            handle.url = nil
+            check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+            handle.url = request.url
+        }
+        let timeout = max(1, Int(request.timeout.milliseconds))
+        if handle.timeoutMilliseconds != timeout {
+            check(moments_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout), "TIMEOUT_MS")
+            handle.timeoutMilliseconds = timeout
+        }
         applyMethodAndBody(request, to: easy, check)
-        if let invalid = applyHeaders(request, to: easy, for: transfer, check) { return invalid }
-        applyConfiguration(to: easy, requestSetsEncoding: request.headers.contains("Accept-Encoding"), check)
+        if handle.headers != request.headers || handle.headerList == nil {
+            if let invalid = applyHeaders(request, to: handle, check) { return invalid }
+        }
+        let offersEncodings = configuration.acceptsCompressedResponses && !request.headers.contains("Accept-Encoding")
+        if handle.offersEncodings != offersEncodings {
+            // The empty string offers every encoding libcurl was built to decode; nil offers none.
+            check(offersEncodings
+                  ? moments_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+                  : moments_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, nil), "ACCEPT_ENCODING")
+            handle.offersEncodings = offersEncodings
+        }
+        return failure.map(Self.refusal)
+    }
 
-        guard let failure else { return nil }
+    private static func refusal(_ failure: (option: String, code: CURLcode)) -> HTTPClientError {
         let said = String(cString: curl_easy_strerror(failure.code))
         return .transportFailure(
             TransportFailure(kind: .other, message: "libcurl refused option \(failure.option): \(said)"),
@@ -53,9 +83,12 @@ struct CurlEasySetup {
     }
 
     private func applyMethodAndBody(_ request: HTTPRequest, to easy: UnsafeMutableRawPointer, _ check: (CURLcode, String) -> Void) {
+        // Back to a plain GET first: the handle may carry the previous request's method.
+        check(moments_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+        check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         switch request.method {
         case .get where request.body == nil:
-            check(moments_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+            break
         case .head:
             check(moments_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
         default:
@@ -79,9 +112,7 @@ struct CurlEasySetup {
     /// Builds the header list. libcurl's own defaults that the caller did not ask for are
     /// switched off: `Expect: 100-continue` (a second's wait on servers that ignore it)
     /// and the form content type it gives bodies without one.
-    private func applyHeaders(
-        _ request: HTTPRequest, to easy: UnsafeMutableRawPointer, for transfer: CurlTransfer, _ check: (CURLcode, String) -> Void
-    ) -> HTTPClientError? {
+    private func applyHeaders(_ request: HTTPRequest, to handle: CurlHandle, _ check: (CURLcode, String) -> Void) -> HTTPClientError? {
         var list: UnsafeMutablePointer<curl_slist>?
         var hasExpect = false
         var hasContentType = false
@@ -90,23 +121,21 @@ struct CurlEasySetup {
                 curl_slist_free_all(list)
                 return .invalidRequest("the header field \(field.name.debugDescription) holds a line break or a colon in its name")
             }
-            if field.name.caseInsensitiveCompare("Expect") == .orderedSame { hasExpect = true }
-            if field.name.caseInsensitiveCompare("Content-Type") == .orderedSame { hasContentType = true }
+            if field.name.count == 6, field.name.lowercased() == "expect" { hasExpect = true }
+            if field.name.count == 12, field.name.lowercased() == "content-type" { hasContentType = true }
             let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
         if !hasExpect { list = curl_slist_append(list, "Expect:") }
         if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
-        transfer.headerList = list
-        check(moments_curl_easy_setopt_list(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+        check(moments_curl_easy_setopt_list(handle.easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+        curl_slist_free_all(handle.headerList)
+        handle.headerList = list
+        handle.headers = request.headers
         return nil
     }
 
-    private func applyConfiguration(to easy: UnsafeMutableRawPointer, requestSetsEncoding: Bool, _ check: (CURLcode, String) -> Void) {
-        if configuration.acceptsCompressedResponses, !requestSetsEncoding {
-            // The empty string offers every encoding libcurl was built to decode.
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "ACCEPT_ENCODING")
-        }
+    private func applyConfiguration(to easy: UnsafeMutableRawPointer, _ check: (CURLcode, String) -> Void) {
         let version = configuration.preferredHTTPVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
         // A libcurl built without HTTP/2 refuses 2TLS; it then speaks HTTP/1.1, which is right.
         _ = moments_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version))
@@ -165,4 +194,27 @@ let curlWriteHeader: curl_write_callback = { buffer, size, count, context in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let total = size * count
     return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: total)) ? total : 0
+}
+
+/// An easy handle kept for reuse by the event loop, with what its last request set, so
+/// an option equal to it is not set again (libcurl re-parses a URL and copies a header
+/// list on every call). Loop-confined.
+final class CurlHandle {
+    let easy: UnsafeMutableRawPointer
+    var url: URL?
+    var headers: HTTPHeaders?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var timeoutMilliseconds: Int?
+    var offersEncodings: Bool?
+
+    init(easy: UnsafeMutableRawPointer) {
+        self.easy = easy
+    }
+
+    /// Frees the easy handle and its header list.
+    func close() {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        headerList = nil
+    }
 }

@@ -26,8 +26,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private let setup: CurlEasySetup
     private let inbox = Mutex(Inbox())
     private let inFlight = Atomic<Int>(0)
-    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var active: [UnsafeMutableRawPointer: (transfer: CurlTransfer, handle: CurlHandle)] = [:]
+    private var idleHandles: [CurlHandle] = []
     /// Idle handles kept for reuse; more are freed.
     private let idleHandleLimit = 256
 
@@ -79,18 +79,18 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             for transfer in added { begin(transfer) }
             for transfer in cancelled {
-                if let easy = transfer.easy, active[easy] === transfer { end(transfer, easy) }
+                if let easy = transfer.easy, let entry = active[easy], entry.transfer === transfer { end(entry.transfer, entry.handle) }
             }
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
             answerFinishedTransfers()
             _ = curl_multi_poll(multi, nil, 0, 10_000, nil)
         }
-        for (easy, transfer) in active {
+        for (transfer, handle) in active.values {
             transfer.finish(.failure(.cancelled()))
-            end(transfer, easy)
+            end(transfer, handle)
         }
-        for easy in idleHandles { curl_easy_cleanup(easy) }
+        for handle in idleHandles { handle.close() }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }
@@ -100,53 +100,68 @@ final class CurlEventLoop: @unchecked Sendable {
             inFlight.subtract(1, ordering: .relaxed)
             return
         }
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
-            transfer.finish(.failure(.transportFailure(TransportFailure(kind: .other, message: "libcurl could not create a handle"))))
+        guard let handle = idleHandles.popLast() ?? newHandle(for: transfer) else {
             inFlight.subtract(1, ordering: .relaxed)
             return
         }
-        transfer.easy = easy
-        if let failure = setup.apply(to: easy, for: transfer) {
+        transfer.easy = handle.easy
+        if let failure = setup.apply(to: handle, for: transfer) {
             transfer.finish(.failure(failure))
-            release(transfer, easy)
+            release(transfer, handle)
             return
         }
-        let added = curl_multi_add_handle(multi, easy)
+        let added = curl_multi_add_handle(multi, handle.easy)
         guard added == CURLM_OK else {
             let said = String(cString: curl_multi_strerror(added))
             transfer.finish(.failure(.transportFailure(TransportFailure(kind: .other, message: "libcurl refused the transfer: \(said)"))))
-            release(transfer, easy)
+            release(transfer, handle)
             return
         }
-        active[easy] = transfer
+        active[handle.easy] = (transfer, handle)
+    }
+
+    /// A new handle with the transport's options set, or `nil` having answered the transfer.
+    private func newHandle(for transfer: CurlTransfer) -> CurlHandle? {
+        guard let easy = curl_easy_init() else {
+            transfer.finish(.failure(.transportFailure(TransportFailure(kind: .other, message: "libcurl could not create a handle"))))
+            return nil
+        }
+        let handle = CurlHandle(easy: easy)
+        if let failure = setup.prepare(handle) {
+            transfer.finish(.failure(failure))
+            handle.close()
+            return nil
+        }
+        return handle
     }
 
     private func answerFinishedTransfers() {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = active[easy] else { continue }
-            transfer.complete(moments_curl_message_result(message))
-            end(transfer, easy)
+                  let entry = active[easy] else { continue }
+            entry.transfer.complete(moments_curl_message_result(message))
+            end(entry.transfer, entry.handle)
         }
     }
 
     /// Takes a transfer's handle out of the multi handle and keeps it for reuse.
-    private func end(_ transfer: CurlTransfer, _ easy: UnsafeMutableRawPointer) {
-        active[easy] = nil
-        curl_multi_remove_handle(multi, easy)
-        release(transfer, easy)
+    private func end(_ transfer: CurlTransfer, _ handle: CurlHandle) {
+        active[handle.easy] = nil
+        curl_multi_remove_handle(multi, handle.easy)
+        release(transfer, handle)
     }
 
-    private func release(_ transfer: CurlTransfer, _ easy: UnsafeMutableRawPointer) {
-        curl_slist_free_all(transfer.headerList)
-        transfer.headerList = nil
+    private func release(_ transfer: CurlTransfer, _ handle: CurlHandle) {
         transfer.easy = nil
+        // The handle must not point at the transfer once it is gone.
+        _ = moments_curl_easy_setopt_pointer(handle.easy, CURLOPT_WRITEDATA, nil)
+        _ = moments_curl_easy_setopt_pointer(handle.easy, CURLOPT_HEADERDATA, nil)
+        _ = moments_curl_easy_setopt_pointer(handle.easy, CURLOPT_ERRORBUFFER, nil)
         if idleHandles.count < idleHandleLimit {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
+            idleHandles.append(handle)
         } else {
-            curl_easy_cleanup(easy)
+            handle.close()
         }
         inFlight.subtract(1, ordering: .relaxed)
     }

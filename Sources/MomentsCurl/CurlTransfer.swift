@@ -25,7 +25,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-confined.
     var easy: UnsafeMutableRawPointer?
-    var headerList: UnsafeMutablePointer<curl_slist>?
     private var body = Data()
     private var headers = HTTPHeaders()
     private var finalHeadersEnded = false

@@ -90,6 +90,39 @@ import Testing
         #expect(error?.code == .invalidRequest)
     }
 
+    /// Handles are reused without being reset: nothing of one request may leak into the next.
+    @Test func aReusedHandleCarriesNothingFromTheRequestBefore() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        func echo(_ request: HTTPRequest) async throws -> [String: Any] {
+            let response = try await transport.send(request)
+            return try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+        }
+        let head = try await transport.send(server.request("/bytes?count=500", method: .head))
+        #expect(head.body.isEmpty && head.headers["Content-Length"] == "500")
+
+        var post = server.request("/echo", method: .post, body: Data("first".utf8))
+        post.headers.add(name: "X-Only-First", value: "1")
+        let posted = try await echo(post)
+        #expect(posted["method"] as? String == "POST" && posted["body"] as? String == "first")
+        #expect((posted["headers"] as? [String: String])?["x-only-first"] == "1")
+
+        let got = try await echo(server.request("/echo"))
+        #expect(got["method"] as? String == "GET" && got["body"] as? String == "")
+        #expect((got["headers"] as? [String: String])?["x-only-first"] == nil)
+        #expect((got["headers"] as? [String: String])?["content-length"] == nil)
+
+        #expect(try await echo(server.request("/echo", method: .delete))["method"] as? String == "DELETE")
+        #expect(try await echo(server.request("/echo"))["method"] as? String == "GET", "no custom method left behind")
+
+        var identity = server.request("/echo")
+        identity.headers.add(name: "Accept-Encoding", value: "identity")
+        #expect((try await echo(identity)["headers"] as? [String: String])?["accept-encoding"] == "identity")
+        let decoded = try await transport.send(server.request("/gzip?text=ab&repeat=100"))
+        #expect(decoded.text == String(repeating: "ab", count: 100), "compression offered again")
+    }
+
     @Test func cancelledRequestsLeaveNothingInFlight() async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
