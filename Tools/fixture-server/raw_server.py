@@ -88,11 +88,9 @@ def answer(status, body=b"", headers=(), reason="OK", version="HTTP/1.1", length
 
 
 def chunked(body, piece=4096):
-    out = b""
-    for start in range(0, len(body), piece):
-        part = body[start:start + piece]
-        out += b"%x\r\n%s\r\n" % (len(part), part)
-    return out + b"0\r\n\r\n"
+    parts = [b"%x\r\n%s\r\n" % (len(body[start:start + piece]), body[start:start + piece])
+             for start in range(0, len(body), piece)]
+    return b"".join(parts) + b"0\r\n\r\n"
 
 
 def abort(sock, rst):

@@ -109,7 +109,9 @@ final class URLSessionExchange: Sendable {
             // decoded, of another length. Its truncation is reported by the platform.
             let encoding = state.headers["Content-Encoding"]?.lowercased() ?? "identity"
             let comparable = encoding == "identity" || encoding.isEmpty
-            if !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
+            // A deadline that ran out is a timeout, however much of the body had come.
+            let timedOut = (error as? URLError)?.code == .timedOut
+            if !timedOut, !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
                 return (continuation, .failure(.transportFailure(TransportFailure(
                     kind: .truncatedResponse,
                     message: "the body ended after \(received) of \(state.expectedLength) bytes"
