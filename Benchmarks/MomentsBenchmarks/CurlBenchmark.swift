@@ -127,3 +127,85 @@ struct InstantTransport: HTTPTransport {
     let response: HTTPResponse
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { response }
 }
+
+/// `CurlTransport` under a long run with faults: `total` requests, 64 in flight, about
+/// 5% of them faulty (the server closing without an answer, a 404, a deadline too short
+/// to meet, a caller cancelling). Every request must end in exactly one accounted
+/// outcome; descriptors and memory must come back.
+enum CurlSoak {
+    static func run(total: Int) async throws -> [Row] {
+        let server = try NginxServer(
+            answers: ["/graphql": BenchmarkData.envelope(BenchmarkData.timeline(moments: 4)),
+                      "/graphql-large": BenchmarkData.envelope(BenchmarkData.timeline(moments: 1_000))],
+            extraLocations: ["        location = /close { return 444; }"]
+        )
+        defer { server.stop() }
+        var configuration = CurlTransport.Configuration()
+        configuration.maximumConnectionsPerHost = 64
+        let transport = try CurlTransport(configuration: configuration)
+        let base = server.baseURL
+        let descriptorsBefore = openDescriptors()
+        let residentBefore = currentResidentBytes()
+        let started = ContinuousClock.now
+        let counts = try await withThrowingTaskGroup(of: [String: Int].self) { group in
+            for worker in 0..<64 {
+                group.addTask {
+                    var counts: [String: Int] = [:]
+                    var index = worker
+                    while index < total {
+                        let outcome = await oneRequest(index, base: base, transport: transport)
+                        counts[outcome, default: 0] += 1
+                        index += 64
+                    }
+                    return counts
+                }
+            }
+            return try await group.reduce(into: [String: Int]()) { $0.merge($1, uniquingKeysWith: +) }
+        }
+        let elapsed = (ContinuousClock.now - started).seconds
+        while transport.requestsInFlight > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let accounted = counts.values.reduce(0, +)
+        var rows = [
+            Row(name: "soak: requests accounted for", unit: "of \(total)", sdk: Double(accounted),
+                note: accounted == total ? "all ✓" : "MISSING \(total - accounted) ✗"),
+            Row(name: "soak: rate with faults, 64 in flight", unit: "req/s", sdk: Double(total) / elapsed),
+        ]
+        for (outcome, count) in counts.sorted(by: { $0.key < $1.key }) {
+            rows.append(Row(name: "soak: outcome \(outcome)", unit: "requests", sdk: Double(count)))
+        }
+        rows.append(Row(name: "soak: open descriptors before / after", unit: "fds", sdk: Double(openDescriptors()),
+                        baseline: Double(descriptorsBefore), note: "after ≤ before + 64 connections"))
+        rows.append(Row(name: "soak: RSS after / before", unit: "MiB", sdk: Double(currentResidentBytes()) / 1_048_576,
+                        baseline: Double(residentBefore) / 1_048_576, note: "peak \(peakResidentBytes() / 1_048_576) MiB"))
+        return rows
+    }
+
+    /// One request of the mix; returns its outcome's name.
+    static func oneRequest(_ index: Int, base: URL, transport: CurlTransport) async -> String {
+        var path = "graphql"
+        var timeout = Duration.seconds(10)
+        var cancels = false
+        switch index % 80 {
+        case 0: path = "close"             // the server closes without answering
+        case 1: path = "missing"           // 404
+        case 2: path = "graphql-large"; timeout = .microseconds(200)  // a deadline too short
+        case 3: cancels = true             // the caller gives up
+        default: break
+        }
+        let request = HTTPRequest(method: .post, url: base.appendingPathComponent(path),
+                                  headers: ["Content-Type": "application/json"], body: Data("{}".utf8), timeout: timeout)
+        let task = Task { try await transport.send(request) }
+        if cancels { task.cancel() }
+        switch await task.result {
+        case .success(let response): return "status \(response.statusCode)"
+        case .failure(let error as HTTPClientError):
+            if let failure = error.transportFailure { return "transport failure: \(failure.kind)" }
+            return "\(error.code)"
+        case .failure(let error): return "unexpected \(type(of: error))"
+        }
+    }
+
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+}

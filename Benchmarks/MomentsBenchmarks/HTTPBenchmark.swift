@@ -82,7 +82,8 @@ final class NginxServer {
     }
 
     /// Serves each answer at its path (to POST and GET alike).
-    init(answers: [String: Data]) throws {
+    /// `extraLocations` are nginx `location` blocks added as they are (faults, for the soak).
+    init(answers: [String: Data], extraLocations: [String] = []) throws {
         guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw BenchmarkFailure("nginx is not installed; run Benchmarks/setup.sh")
         }
@@ -91,7 +92,7 @@ final class NginxServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Each answer is a file; a POST to a static file is refused (405), so the 405 is
         // turned into an internal GET of that file.
-        var locations: [String] = []
+        var locations: [String] = extraLocations
         for (index, (path, answer)) in answers.sorted(by: { $0.key < $1.key }).enumerated() {
             try answer.write(to: directory.appendingPathComponent("answer-\(index).json"))
             locations.append("""

@@ -37,6 +37,10 @@ if only?.contains("curlprofile") == true {
     let moments = Int(ProcessInfo.processInfo.environment["MOMENTS"] ?? "4") ?? 4
     await attempt("curlprofile") { try await CurlBenchmark.profile(seconds: 8, width: width, moments: moments) }
 }
+if only?.contains("curlsoak") == true {
+    let total = Int(ProcessInfo.processInfo.environment["REQUESTS"] ?? "1000000") ?? 1_000_000
+    await attempt("curlsoak") { try await CurlSoak.run(total: total) }
+}
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }
