@@ -16,6 +16,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// libcurl's message and code, e.g. `Couldn't connect to server (curl error 7)`.
     public var description: String { "\(message) (curl error \(code))" }
 }
 

@@ -44,6 +44,8 @@ public final class CurlTransport: HTTPTransport {
     /// and leak checks). A cancelled request counts until its loop has let it go.
     public var requestsInFlight: Int { loop.requestsInFlight }
 
+    /// Sends `request` through the event loop and returns the whole answer; see the
+    /// type's documentation for the contract.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let transfer = CurlTransfer(request: request)
         let loop = self.loop
