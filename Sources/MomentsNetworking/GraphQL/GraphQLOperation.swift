@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A GraphQL query or mutation, sent as `POST /graphql` with the body
 /// `{"query", "operationName", "variables"}`.
@@ -55,8 +56,13 @@ extension GraphQLOperation {
     /// Queries may be retried; a mutation opts in if the server makes it idempotent.
     public var allowsRetry: Bool { !Self.isMutation }
     public var method: HTTPMethod { .post }
+    /// `{"query", "operationName", "variables"}`: the constant document and name are
+    /// encoded once per operation type; the variables with the client's encoder.
     public var body: RequestBody? {
-        .json(GraphQLRequestBody(query: Self.document, operationName: Self.operationName, variables: variables))
+        RequestBody(
+            content: .jsonObjectEnding(prefix: GraphQLBodyPrefixes.prefix(for: Self.self), value: variables),
+            contentType: "application/json"
+        )
     }
 
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
@@ -145,5 +151,22 @@ extension HTTPClientError {
         } catch {
             throw HTTPClientError.decodingFailed(T.self, error: error, response: HTTPResponse(statusCode: statusCode ?? 200, body: graphQLPartialData))
         }
+    }
+}
+
+/// The encoded `{"query":…,"operationName":…,"variables":` of each operation type,
+/// made once: the document is the same on every call.
+enum GraphQLBodyPrefixes {
+    private static let prefixes = Mutex<[ObjectIdentifier: Data]>([:])
+
+    static func prefix<Operation: GraphQLOperation>(for type: Operation.Type) -> Data {
+        let key = ObjectIdentifier(type)
+        if let known = prefixes.withLock({ $0[key] }) { return known }
+        let encoder = JSONEncoder()
+        let query = (try? encoder.encode(Operation.document)) ?? Data(#""""#.utf8)
+        let name = (try? encoder.encode(Operation.operationName)) ?? Data(#""""#.utf8)
+        let prefix = Data(#"{"query":"#.utf8) + query + Data(#","operationName":"#.utf8) + name + Data(#","variables":"#.utf8)
+        prefixes.withLock { $0[key] = prefix }
+        return prefix
     }
 }

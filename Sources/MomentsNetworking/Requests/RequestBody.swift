@@ -11,6 +11,9 @@ public struct RequestBody: Sendable {
     enum Content: Sendable {
         case json(any Encodable & Sendable)
         case data(Data)
+        /// `prefix`, then `value` encoded by the client's encoder, then `}`: a JSON object
+        /// whose constant members are encoded once (a GraphQL document).
+        case jsonObjectEnding(prefix: Data, value: any Encodable & Sendable)
     }
 
     let content: Content
@@ -59,6 +62,8 @@ public struct RequestBody: Sendable {
         switch content {
         case .json(let value): try encoder.encode(value)
         case .data(let data): data
+        case .jsonObjectEnding(let prefix, let value):
+            prefix + (try encoder.encode(value)) + Data("}".utf8)
         }
     }
 }

@@ -1,8 +1,12 @@
+import Dispatch
 import Synchronization
 
-/// Runs actions at deadlines with one waiting task for all of them, instead of one
-/// task per request: scheduling and cancelling cost a heap insertion and a dictionary
-/// removal under a lock.
+/// Runs actions at deadlines with one timer for all of them, instead of one task per
+/// request: scheduling and cancelling cost a heap insertion and a dictionary removal
+/// under a lock.
+///
+/// The timer is a dispatch timer on a serial queue of its own, not a task: a deadline
+/// must fire on time even when every one of Swift's cooperative threads is busy.
 final class DeadlineTimer: Sendable {
     private struct Entry {
         let deadline: ContinuousClock.Instant
@@ -13,11 +17,12 @@ final class DeadlineTimer: Sendable {
         var heap: [Entry] = []
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextID: UInt64 = 0
-        var waker: Task<Void, Never>?
+        var waker: (any DispatchSourceTimer)?
         var wakerDeadline: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "MomentsNetworking.DeadlineTimer")
 
     deinit {
         state.withLock { $0.waker?.cancel() }
@@ -47,10 +52,14 @@ final class DeadlineTimer: Sendable {
     private func startWaker(at deadline: ContinuousClock.Instant, in state: inout State) {
         state.waker?.cancel()
         state.wakerDeadline = deadline
-        state.waker = Task { [weak self] in
-            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
-            self?.fire()
-        }
+        let remaining = max(.zero, deadline - ContinuousClock.now)
+        let (seconds, attoseconds) = remaining.components
+        let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        timer.setEventHandler { [weak self] in self?.fire() }
+        timer.resume()
+        state.waker = timer
     }
 
     private func fire() {
