@@ -41,6 +41,13 @@ if only?.contains("curlsoak") == true {
     let total = Int(ProcessInfo.processInfo.environment["REQUESTS"] ?? "1000000") ?? 1_000_000
     await attempt("curlsoak") { try await CurlSoak.run(total: total) }
 }
+if only?.contains("sdkprofile") == true {
+    await attempt("sdkprofile") {
+        var last: Row?
+        for _ in 0..<20 { last = try await CurlBenchmark.sdkCostPerRequest(answer: BenchmarkData.envelope(BenchmarkData.timeline(moments: 4))) }
+        return last.map { [$0] } ?? []
+    }
+}
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }

@@ -102,8 +102,23 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public static func isSensitive(_ name: String) -> Bool {
         let lowered = name.lowercased()
         if lowered == "authorization" || lowered == "proxy-authorization" { return true }
-        return ["auth", "token", "cookie", "key", "secret", "password", "session"]
-            .contains { lowered.contains($0) }
+        let bytes = Array(lowered.utf8)
+        return sensitiveFragments.contains { fragment in Self.bytes(bytes, contain: fragment) }
+    }
+
+    private static let sensitiveFragments: [[UInt8]] = ["auth", "token", "cookie", "key", "secret", "password", "session"]
+        .map { Array($0.utf8) }
+
+    /// Substring search on bytes: Foundation's `String.contains(_:)` goes through
+    /// `NSString` on Linux and costs microseconds per call on every request.
+    private static func bytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            var index = 1
+            while index < needle.count, haystack[start + index] == needle[index] { index += 1 }
+            if index == needle.count { return true }
+        }
+        return false
     }
 }
 
