@@ -3,7 +3,7 @@ import MomentsNetworking
 
 /// A libcurl failure as libcurl reported it: its result code and its own message (from
 /// `CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`). It is the underlying error of the
-/// ``HTTPClientError`` a ``CurlTransport`` throws.
+/// `HTTPClientError` a ``CurlTransport`` throws.
 public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// libcurl's `CURLcode`, e.g. 7 for "couldn't connect".
     public let code: Int
@@ -20,7 +20,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(message) (curl error \(code))" }
 }
 
-/// Maps libcurl's result codes to ``TransportFailure`` kinds.
+/// Maps libcurl's result codes to `TransportFailure` kinds.
 enum CurlFailure {
     static func clientError(
         for code: CURLcode, on easy: UnsafeMutableRawPointer, transfer: CurlTransfer, bodyCount: Int, identityEncoded: Bool

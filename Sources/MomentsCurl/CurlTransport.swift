@@ -1,6 +1,6 @@
 public import MomentsNetworking
 
-/// An ``HTTPTransport`` on libcurl's multi interface, for servers that outgrow
+/// An `HTTPTransport` on libcurl's multi interface, for servers that outgrow
 /// `URLSessionTransport`: one event-loop thread per transport drives every request,
 /// reusing connections, speaking HTTP/1.1 or HTTP/2 over TLS, with the trust, identity,
 /// proxy and connection controls a production service needs (see ``Configuration``).
@@ -8,14 +8,14 @@ public import MomentsNetworking
 /// It keeps the same contract as `URLSessionTransport`:
 /// - each request's `timeout` is a deadline for the whole exchange, to the millisecond;
 /// - cancelling the calling task answers it at once with
-///   ``HTTPClientError/Code-swift.struct/cancelled``; the network work is abandoned on the
+///   `.cancelled`; the network work is abandoned on the
 ///   loop's thread, so the cancelling thread never waits;
 /// - `maximumResponseSize` is enforced while the body streams in (and up front when the
 ///   answer announces a longer `Content-Length`), on the decoded bytes;
 /// - a body shorter than its `Content-Length` is a
-///   ``TransportFailure/Kind-swift.struct/truncatedResponse``, compressed or not;
-/// - redirects are never followed here: the 3xx answer goes back to ``HTTPClient``, whose
-///   ``RedirectPolicy`` decides;
+///   `.truncatedResponse`, compressed or not;
+/// - redirects are never followed here: the 3xx answer goes back to `HTTPClient`, whose
+///   `RedirectPolicy` decides;
 /// - failures carry libcurl's own message, and a ``CurlError`` underneath;
 /// - nothing is shared with another transport (no cookies are kept at all), so tenants
 ///   with separate transports share no connection, cache or state.
@@ -27,7 +27,7 @@ public final class CurlTransport: HTTPTransport {
 
     /// Creates a transport with its own multi handle and event-loop thread.
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/transportFailure`` when libcurl
+    /// - Throws: `.transportFailure` when libcurl
     ///   cannot be initialized.
     public init(configuration: Configuration = Configuration()) throws {
         guard let loop = CurlEventLoop(configuration: configuration) else {
