@@ -25,7 +25,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
-        .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl"]),
+        .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl", "MomentsSupport"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCurl"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),

@@ -32,7 +32,7 @@ enum CurlBenchmark {
             _ = try await curl.send(request)
             for width in [1, 64] {
                 let pair = try await Harness.compare(
-                    sdk: { try await concurrently(width) { _ = try await curl.send(request) } },
+                    sdk: { try await HTTPBenchmark.concurrently(width) { _ = try await curl.send(request) } },
                     baseline: { baseline(url: url, body: bodyText, width: width) }
                 )
                 rows.append(Harness.row("curl: CurlTransport, \(label) (\(size / 1024) KiB), \(widthLabel(width))", unit: "req/s", pair,
@@ -49,20 +49,20 @@ enum CurlBenchmark {
         _ = try await overURLSession.getMoments(userID: "0")
         for width in [1, 64] {
             let pair = try await Harness.compare(
-                sdk: { try await concurrently(width) { _ = try await overCurl.getMoments(userID: "0") } },
+                sdk: { try await HTTPBenchmark.concurrently(width) { _ = try await overCurl.getMoments(userID: "0") } },
                 baseline: { baseline(url: graphQLURL, body: bodyText, width: width) }
             )
             rows.append(Harness.row("curl: getMoments over curl, \(widthLabel(width))", unit: "req/s", pair, target: 0.5,
                                     note: "baseline: C on libcurl multi"))
         }
         let versus = try await Harness.compare(
-            sdk: { try await concurrently(64) { _ = try await overCurl.getMoments(userID: "0") } },
-            baseline: { try await concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } }
+            sdk: { try await HTTPBenchmark.concurrently(64) { _ = try await overCurl.getMoments(userID: "0") } },
+            baseline: { try await HTTPBenchmark.concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } }
         )
         rows.append(Harness.row("curl: getMoments over curl vs over URLSession, 64 concurrent", unit: "req/s", versus, target: 8,
                                 note: "baseline: the same call over URLSessionTransport"))
         let urlSessionAlone = try await Harness.compare(
-            sdk: { try await concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } },
+            sdk: { try await HTTPBenchmark.concurrently(64) { _ = try await overURLSession.getMoments(userID: "0") } },
             baseline: { baseline(url: graphQLURL, body: bodyText, width: 64) }
         )
         rows.append(Harness.row("curl: getMoments over URLSession, 64 concurrent", unit: "req/s", urlSessionAlone, target: nil,
@@ -115,10 +115,6 @@ enum CurlBenchmark {
                 moments_curl_baseline_rate(url, text, body.utf8.count, Int32(width), seconds)
             }
         }
-    }
-
-    static func concurrently(_ width: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
-        try await HTTPBenchmark.concurrently(width, body)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import MomentsCCurl
 import MomentsNetworking
+import MomentsSupport
 
 /// Sets up easy handles: the transport's configuration once per handle, and each
 /// transfer's method, URL, fields, body and deadline. Runs on the event-loop thread.
@@ -20,19 +21,16 @@ struct CurlEasySetup {
     /// handle; returns the option libcurl refused, if any.
     func prepare(_ handle: CurlHandle) -> HTTPClientError? {
         let easy = handle.easy
-        var failure: (option: String, code: CURLcode)?
-        func check(_ code: CURLcode, _ option: String) {
-            if code != CURLE_OK, failure == nil { failure = (option, code) }
-        }
-        check(moments_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
-        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody), "WRITEFUNCTION")
-        check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
-        applyConfiguration(to: easy, check)
-        return failure.map(Self.refusal)
+        var refusals = FirstRefusal()
+        refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        refusals.check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody), "WRITEFUNCTION")
+        refusals.check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
+        applyConfiguration(to: easy, &refusals)
+        return refusals.error
     }
 
     /// Sets what belongs to one request; options equal to the handle's previous request
@@ -41,68 +39,57 @@ struct CurlEasySetup {
     func apply(to handle: CurlHandle, for transfer: CurlTransfer) -> HTTPClientError? {
         let request = transfer.request
         let easy = handle.easy
-        var failure: (option: String, code: CURLcode)?
-        func check(_ code: CURLcode, _ option: String) {
-            if code != CURLE_OK, failure == nil { failure = (option, code) }
-        }
+        var refusals = FirstRefusal()
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
-        check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
-        check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
         if handle.url != request.url {
             handle.url = nil
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
             handle.url = request.url
         }
         let timeout = max(1, Int(request.timeout.milliseconds))
         if handle.timeoutMilliseconds != timeout {
-            check(moments_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout), "TIMEOUT_MS")
+            refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout), "TIMEOUT_MS")
             handle.timeoutMilliseconds = timeout
         }
-        applyMethodAndBody(request, to: easy, check)
+        applyMethodAndBody(request, to: easy, &refusals)
         if handle.headers != request.headers || handle.headerList == nil {
-            if let invalid = applyHeaders(request, to: handle, check) { return invalid }
+            if let invalid = applyHeaders(request, to: handle, &refusals) { return invalid }
         }
         let offersEncodings = configuration.acceptsCompressedResponses && !request.headers.contains("Accept-Encoding")
         if handle.offersEncodings != offersEncodings {
             // The empty string offers every encoding libcurl was built to decode; nil offers none.
-            check(offersEncodings
+            refusals.check(offersEncodings
                   ? moments_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
                   : moments_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, nil), "ACCEPT_ENCODING")
             handle.offersEncodings = offersEncodings
         }
-        return failure.map(Self.refusal)
+        return refusals.error
     }
 
-    private static func refusal(_ failure: (option: String, code: CURLcode)) -> HTTPClientError {
-        let said = String(cString: curl_easy_strerror(failure.code))
-        return .transportFailure(
-            TransportFailure(kind: .other, message: "libcurl refused option \(failure.option): \(said)"),
-            underlyingError: CurlError(code: Int(failure.code.rawValue), message: said)
-        )
-    }
-
-    private func applyMethodAndBody(_ request: HTTPRequest, to easy: UnsafeMutableRawPointer, _ check: (CURLcode, String) -> Void) {
+    private func applyMethodAndBody(_ request: HTTPRequest, to easy: UnsafeMutableRawPointer, _ refusals: inout FirstRefusal) {
         // Back to a plain GET first: the handle may carry the previous request's method.
-        check(moments_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
-        check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+        refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         switch request.method {
         case .get where request.body == nil:
             break
         case .head:
-            check(moments_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
+            refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
         default:
             if request.method != .post {
-                check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CUSTOMREQUEST")
+                refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CUSTOMREQUEST")
             }
             let body = request.body ?? Data()
             if request.method == .post || !body.isEmpty {
-                check(moments_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
-                check(moments_curl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE_LARGE")
+                refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
+                refusals.check(moments_curl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE_LARGE")
                 // COPYPOSTFIELDS copies the bytes, so the handle never points into Swift memory.
                 body.withUnsafeBytes { bytes in
                     let base = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
-                    check(moments_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base)),
+                    refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base)),
                           "COPYPOSTFIELDS")
                 }
             }
@@ -112,7 +99,7 @@ struct CurlEasySetup {
     /// Builds the header list. libcurl's own defaults that the caller did not ask for are
     /// switched off: `Expect: 100-continue` (a second's wait on servers that ignore it)
     /// and the form content type it gives bodies without one.
-    private func applyHeaders(_ request: HTTPRequest, to handle: CurlHandle, _ check: (CURLcode, String) -> Void) -> HTTPClientError? {
+    private func applyHeaders(_ request: HTTPRequest, to handle: CurlHandle, _ refusals: inout FirstRefusal) -> HTTPClientError? {
         var list: UnsafeMutablePointer<curl_slist>?
         var hasExpect = false
         var hasContentType = false
@@ -128,55 +115,47 @@ struct CurlEasySetup {
         }
         if !hasExpect { list = curl_slist_append(list, "Expect:") }
         if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
-        check(moments_curl_easy_setopt_list(handle.easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+        refusals.check(moments_curl_easy_setopt_list(handle.easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
         curl_slist_free_all(handle.headerList)
         handle.headerList = list
         handle.headers = request.headers
         return nil
     }
 
-    private func applyConfiguration(to easy: UnsafeMutableRawPointer, _ check: (CURLcode, String) -> Void) {
+    private func applyConfiguration(to easy: UnsafeMutableRawPointer, _ refusals: inout FirstRefusal) {
         let version = configuration.preferredHTTPVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
         // A libcurl built without HTTP/2 refuses 2TLS; it then speaks HTTP/1.1, which is right.
         _ = moments_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version))
         switch configuration.proxy {
         case .none:
             // An empty proxy string switches proxies off, the environment's included.
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_PROXY, ""), "PROXY")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_PROXY, ""), "PROXY")
         case .url(let url):
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_PROXY, url), "PROXY")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_PROXY, url), "PROXY")
         case .environment:
             break
         }
         if !noProxyList.isEmpty {
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_NOPROXY, noProxyList), "NOPROXY")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_NOPROXY, noProxyList), "NOPROXY")
         }
         if let file = configuration.certificateAuthorityFile {
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_CAINFO, file), "CAINFO")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CAINFO, file), "CAINFO")
         }
         if let directory = configuration.certificateAuthorityDirectory {
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_CAPATH, directory), "CAPATH")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CAPATH, directory), "CAPATH")
         }
         if let certificate = configuration.clientCertificate {
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_SSLCERT, certificate.certificateFile), "SSLCERT")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_SSLCERT, certificate.certificateFile), "SSLCERT")
             if let key = certificate.keyFile {
-                check(moments_curl_easy_setopt_string(easy, CURLOPT_SSLKEY, key), "SSLKEY")
+                refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_SSLKEY, key), "SSLKEY")
             }
             if let password = certificate.keyPassword {
-                check(moments_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, password), "KEYPASSWD")
+                refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, password), "KEYPASSWD")
             }
         }
         if let pinned = configuration.pinnedPublicKey {
-            check(moments_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pinned), "PINNEDPUBLICKEY")
+            refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pinned), "PINNEDPUBLICKEY")
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole milliseconds, rounded up.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 }
 
@@ -216,5 +195,25 @@ final class CurlHandle {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         headerList = nil
+    }
+}
+
+/// The first option libcurl refused while a handle was set up; later ones are not
+/// recorded (one is enough to fail the transfer, and the first says why).
+struct FirstRefusal {
+    private var refused: (option: String, code: CURLcode)?
+
+    mutating func check(_ code: CURLcode, _ option: String) {
+        if code != CURLE_OK, refused == nil { refused = (option, code) }
+    }
+
+    /// The refusal as the caller's error, or `nil` when every option was taken.
+    var error: HTTPClientError? {
+        guard let refused else { return nil }
+        let said = String(cString: curl_easy_strerror(refused.code))
+        return .transportFailure(
+            TransportFailure(kind: .other, message: "libcurl refused option \(refused.option): \(said)"),
+            underlyingError: CurlError(code: Int(refused.code.rawValue), message: said)
+        )
     }
 }

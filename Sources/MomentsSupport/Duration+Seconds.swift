@@ -3,4 +3,10 @@ extension Duration {
     package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
+
+    /// The duration in whole milliseconds, rounded up (a deadline never shortens).
+    package var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
 }

@@ -14,7 +14,7 @@ import Testing
         defer { server.stop() }
         let request = server.request("/json", scheme: "https")
 
-        let refused = await clientError { try await CurlTransport().send(request) }
+        let refused = await #expect(throws: HTTPClientError.self) { try await CurlTransport().send(request) }
         #expect(refused?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: refused))")
         #expect(refused?.transportFailure?.message.contains("certificate") == true, "\(String(describing: refused))")
         #expect((refused?.underlyingError as? CurlError)?.code == 60)
@@ -39,7 +39,7 @@ import Testing
         #expect(try await CurlTransport(configuration: configuration).send(request).statusCode == 200)
 
         configuration.pinnedPublicKey = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-        let mismatch = await clientError { try await CurlTransport(configuration: configuration).send(request) }
+        let mismatch = await #expect(throws: HTTPClientError.self) { try await CurlTransport(configuration: configuration).send(request) }
         #expect(mismatch?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: mismatch))")
         #expect((mismatch?.underlyingError as? CurlError)?.code == 90)
     }
@@ -55,7 +55,7 @@ import Testing
         var configuration = CurlTransport.Configuration()
         configuration.certificateAuthorityFile = certificates.authority
 
-        let anonymous = await clientError { try await CurlTransport(configuration: configuration).send(request) }
+        let anonymous = await #expect(throws: HTTPClientError.self) { try await CurlTransport(configuration: configuration).send(request) }
         #expect([.secureConnectionFailed, .connectionReset].contains(anonymous?.transportFailure?.kind), "\(String(describing: anonymous))")
 
         configuration.clientCertificate = .init(certificateFile: certificates.clientCertificate, keyFile: certificates.clientKey)
@@ -86,7 +86,7 @@ import Testing
         defer { server.stop() }
         var request = server.request("/echo")
         request.headers.add(name: "X-Evil", value: "a\r\nInjected: yes")
-        let error = await clientError { try await CurlTransport().send(request) }
+        let error = await #expect(throws: HTTPClientError.self) { try await CurlTransport().send(request) }
         #expect(error?.code == .invalidRequest)
     }
 
@@ -137,11 +137,5 @@ import Testing
         while transport.requestsInFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(try await transport.send(server.request("/json")).statusCode == 200)
         #expect(transport.requestsInFlight == 0)
-    }
-}
-
-extension Result {
-    var error: Failure? {
-        if case .failure(let error) = self { error } else { nil }
     }
 }

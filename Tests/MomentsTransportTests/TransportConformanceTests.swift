@@ -64,7 +64,7 @@ import Testing
         #expect(slow.text == "ddd")
 
         let started = ContinuousClock.now
-        let error = await clientError { try await transport.send(server.request("/drip?count=60&interval=0.2", timeout: .milliseconds(700))) }
+        let error = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/drip?count=60&interval=0.2", timeout: .milliseconds(700))) }
         let elapsed = ContinuousClock.now - started
         #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
         // Bytes keep arriving for 12 s, so an idle timeout would never fire: the deadline
@@ -77,7 +77,7 @@ import Testing
         let server = try await RawServer.start()
         defer { server.stop() }
         let started = ContinuousClock.now
-        let error = await clientError { try await kind.make().send(server.request(path, timeout: .milliseconds(400))) }
+        let error = await #expect(throws: HTTPClientError.self) { try await kind.make().send(server.request(path, timeout: .milliseconds(400))) }
         let elapsed = ContinuousClock.now - started
         #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
         // Without the deadline these requests never end; the bound allows for a loaded machine.
@@ -89,8 +89,8 @@ import Testing
         let server = try await RawServer.start()
         defer { server.stop() }
         let transport = try kind.make()
-        let truncated = await clientError { try await transport.send(server.request("/truncated")) }
-        let reset = await clientError { try await transport.send(server.request("/reset")) }
+        let truncated = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/truncated")) }
+        let reset = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/reset")) }
         #expect(truncated?.transportFailure?.kind == .truncatedResponse, "\(String(describing: truncated))")
         #expect(truncated?.description.contains("10 of 1000 bytes") == true, "\(String(describing: truncated))")
         #expect([.connectionReset, .badResponse].contains(reset?.transportFailure?.kind), "\(String(describing: reset))")
@@ -149,8 +149,8 @@ import Testing
         let server = try await RawServer.start()
         defer { server.stop() }
         let transport = try kind.make()
-        let announced = await clientError { try await transport.send(server.request("/bytes?count=1000000", limit: 65_536)) }
-        let streamed = await clientError { try await transport.send(server.request("/stream?count=2000000", limit: 65_536)) }
+        let announced = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/bytes?count=1000000", limit: 65_536)) }
+        let streamed = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/stream?count=2000000", limit: 65_536)) }
         let fits = try await transport.send(server.request("/bytes?count=65536", limit: 65_536))
         #expect(announced?.code == .responseTooLarge)
         #expect(streamed?.code == .responseTooLarge)
@@ -162,7 +162,7 @@ import Testing
         let server = try await RawServer.start()
         defer { server.stop() }
         let started = ContinuousClock.now
-        let error = await clientError { try await kind.make().send(server.request("/huge", timeout: .seconds(30), limit: 10 << 20)) }
+        let error = await #expect(throws: HTTPClientError.self) { try await kind.make().send(server.request("/huge", timeout: .seconds(30), limit: 10 << 20)) }
         #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
         #expect(ContinuousClock.now - started < .seconds(20), "refused before the deadline, not by it")
     }

@@ -46,17 +46,3 @@ struct RawServer {
 extension HTTPResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
-
-/// The error a transport threw, as an `HTTPClientError` (or `nil`, recorded as an issue).
-func clientError(_ work: () async throws -> HTTPResponse, sourceLocation: SourceLocation = #_sourceLocation) async -> HTTPClientError? {
-    do {
-        let response = try await work()
-        Issue.record("expected a failure, got status \(response.statusCode) with \(response.body.count) bytes", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as HTTPClientError {
-        return error
-    } catch {
-        Issue.record("expected an HTTPClientError, got \(error)", sourceLocation: sourceLocation)
-        return nil
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsTestSupport
 import Testing
 
 @Suite struct HTTPClientTests {
@@ -240,12 +241,5 @@ import Testing
         #expect(!text.contains(secret))
         #expect(!transport.requests[0].headers.description.contains(secret))
         #expect(transport.requests[0].headers.description.contains("<redacted>"))
-    }
-}
-
-extension Result {
-    var error: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

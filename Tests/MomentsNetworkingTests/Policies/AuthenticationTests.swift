@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsTestSupport
 import Synchronization
 import Testing
 
