@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Moments", targets: ["Moments"]),
         .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
         .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
+        .library(name: "MomentsPostgres", targets: ["MomentsPostgres"]),
         .executable(name: "moments", targets: ["MomentsCLI"]),
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
     ],
@@ -26,6 +27,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
         .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl", "MomentsSupport"]),
+        .systemLibrary(
+            name: "MomentsCPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsCPostgres", "MomentsSupport"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
         .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCurl"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
@@ -48,6 +55,7 @@ let package = Package(
             name: "MomentsSQLiteTests",
             dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
+        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsPostgres", "Moments", "MomentsTestSupport"]),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",

@@ -56,6 +56,8 @@ enum ChangeFormatter {
         case .gap(let missed):
             line.type = "gap"
             line.missed = [missed.lowerBound, missed.upperBound]
+        case .sharedChangesInterrupted:
+            line.type = "sharedChangesInterrupted"
         }
         return TimelineFormatter.json(line, pretty: false)
     }
@@ -63,6 +65,9 @@ enum ChangeFormatter {
 
 extension MomentsChange {
     var isGap: Bool {
-        if case .gap = kind { true } else { false }
+        switch kind {
+        case .gap, .sharedChangesInterrupted: true
+        default: false
+        }
     }
 }

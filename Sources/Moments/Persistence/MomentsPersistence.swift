@@ -60,11 +60,16 @@ public struct PersistenceBatch: Sendable, Hashable {
     /// Moments to replace wherever they stand, by id. Their `isLiked` is ignored: it
     /// belongs to each timeline (see ``MomentsPersistence``).
     public var moments: [String: Moment]
+    /// When the server computed what the batch holds, if the store knows (an answer
+    /// from the server); `nil` for values of unknown age. Storage shared between
+    /// instances keeps it for ordering (see ``MomentsChangeBus``); others may ignore it.
+    public var confirmedWithin: ConfirmationInterval?
 
-    /// A batch of `timelines` and `moments`.
-    public init(timelines: [String: StoredTimeline] = [:], moments: [Moment] = []) {
+    /// A batch of `timelines` and `moments`, confirmed within `interval` if known.
+    public init(timelines: [String: StoredTimeline] = [:], moments: [Moment] = [], confirmedWithin interval: ConfirmationInterval? = nil) {
         self.timelines = timelines
         self.moments = Dictionary(moments.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.confirmedWithin = interval
     }
 
     /// A batch replacing `userID`'s timeline with `details` and saving each of its moments.
@@ -76,9 +81,18 @@ public struct PersistenceBatch: Sendable, Hashable {
     public var isEmpty: Bool { timelines.isEmpty && moments.isEmpty }
 
     /// Adds `later`'s writes; where both write the same timeline or moment, `later` wins.
+    /// The confirmation interval becomes the union of both, or unknown if either is.
     public mutating func merge(_ later: PersistenceBatch) {
+        let wasEmpty = isEmpty
         timelines.merge(later.timelines) { _, last in last }
         moments.merge(later.moments) { _, last in last }
+        if wasEmpty {
+            confirmedWithin = later.confirmedWithin
+        } else if let interval = confirmedWithin, let other = later.confirmedWithin {
+            confirmedWithin = interval.union(other)
+        } else {
+            confirmedWithin = nil
+        }
     }
 }
 

@@ -18,6 +18,14 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         /// What was to be saved is not a valid timeline: a moment id listed twice, or a
         /// moment listed that is stored nowhere. Nothing was written.
         public static let invalidInput = Code("invalid input")
+        /// The database server could not be reached: refused, unresolvable, timed out,
+        /// or it refused TLS.
+        public static let connectionFailed = Code("connection failed")
+        /// The database server refused the credentials.
+        public static let authenticationFailed = Code("authentication failed")
+        /// The connection to the database server was lost during the operation (after
+        /// one retry where retrying was safe); whether a write committed is unknown.
+        public static let connectionLost = Code("connection lost")
 
         public var description: String { name }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// When the server may have computed a value the store holds: the store's clock for
 /// ordering answers that arrive in any order.
 ///
@@ -35,5 +37,21 @@ struct Evidence: Sendable, Hashable {
     func wasSent(after instant: StoreInstant) -> Bool {
         guard let sent else { return false }
         return sent > instant
+    }
+
+    /// The same on the wall clock, for other instances.
+    var confirmationInterval: ConfirmationInterval {
+        ConfirmationInterval(notBefore: sent?.date, notAfter: received.date)
+    }
+
+    /// Evidence for a value another instance confirmed within `interval`, on a clock
+    /// that may differ from this one by up to `tolerance`: the interval widened by it.
+    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration) -> Evidence {
+        let now = StoreInstant.now
+        guard let interval, let notBefore = interval.notBefore else { return .ofUnknownAge(receivedAt: now) }
+        let slack = Double(tolerance.components.seconds) + Double(tolerance.components.attoseconds) / 1e18
+        let sent = min(StoreInstant(date: notBefore.addingTimeInterval(-slack)), now)
+        let received = max(sent, min(StoreInstant(date: interval.notAfter.addingTimeInterval(slack)), now))
+        return Evidence(sent: sent, received: received)
     }
 }

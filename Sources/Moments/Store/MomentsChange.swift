@@ -37,6 +37,11 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         /// snapshots (``MomentsStore/details(for:)``), then go on with the changes that
         /// follow.
         case gap(missed: ClosedRange<UInt64>)
+        /// Changes committed by other instances may have been missed (the store's
+        /// ``MomentsStore/Configuration-swift.struct/changeBus`` lost its connection and
+        /// got it back). The store resynchronises what it holds from the shared storage;
+        /// the changes that follow carry what differed.
+        case sharedChangesInterrupted
     }
 
     /// The users whose timelines the change concerns: the owner for timeline and
@@ -47,7 +52,7 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         case .timeline(let change): [change.userID]
         case .moment(let change): change.holders
         case .refreshStarted(let userID), .refreshFailed(let userID, _): [userID]
-        case .gap: []
+        case .gap, .sharedChangesInterrupted: []
         }
     }
 
@@ -60,6 +65,7 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         case .refreshStarted(let userID): "#\(sequence) refresh started for user \(userID)"
         case .refreshFailed(let userID, let error): "#\(sequence) refresh failed for user \(userID): \(error)"
         case .gap(let missed): "#\(sequence) gap: missed \(missed.lowerBound)…\(missed.upperBound)"
+        case .sharedChangesInterrupted: "#\(sequence) gap: changes of other instances may have been missed; resynchronising"
         }
     }
 }

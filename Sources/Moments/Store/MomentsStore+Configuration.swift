@@ -21,6 +21,21 @@ extension MomentsStore {
         /// ``MomentsStore/changes(after:)``. The default is 4,096.
         public var retainedChanges: Int = 4_096
 
+        // MARK: Sharing
+
+        /// Where changes other instances committed to shared storage arrive, such as
+        /// the `PostgresPersistence` this store writes to. The store applies them under
+        /// its ordering rule and emits them like its own; after an interruption it emits
+        /// ``MomentsChange/Kind-swift.enum/sharedChangesInterrupted`` and resynchronises
+        /// the moments and timelines it holds. The default is `nil`: no sharing.
+        public var changeBus: (any MomentsChangeBus)?
+
+        /// How far the wall clocks of instances sharing a ``changeBus`` may disagree.
+        /// Every shared value's confirmation interval is widened by this much, so a
+        /// value whose order is in doubt is refetched from the service rather than
+        /// guessed. The default is 100 ms.
+        public var clockSkewTolerance: Duration = .milliseconds(100)
+
         // MARK: Observing
 
         /// Receives what the store does that no caller is told: failures without a

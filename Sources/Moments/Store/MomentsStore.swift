@@ -1,5 +1,6 @@
 public import MomentsNetworking
 import MomentsSupport
+import Synchronization
 
 /// The single source of truth for many users' timelines.
 ///
@@ -54,17 +55,17 @@ public actor MomentsStore {
     private let persistence: any MomentsPersistence
     private let writer: PersistenceWriter
     private let snapshots = SubscriberRegistry<MomentsDetails>()
-    private let feed: ChangeFeed
+    let feed: ChangeFeed
     private let refreshes = SharedCall<String, MomentsDetails>()
 
-    private var state: StoreState
+    var state: StoreState
     /// The last call of each (user, moment) chain of likes, opened when its request has
     /// ended, so likes reach the server in call order.
-    private var likeChains: [LikeKey: Latch] = [:]
+    var likeChains: [LikeKey: Latch] = [:]
     private var likesInFlight: [String: Int] = [:]
     private var likeCalls = 0
     /// Registers whose difference with an answer waits on the liker's like in flight.
-    private var deferredLikers: Set<LikeKey> = []
+    var deferredLikers: Set<LikeKey> = []
     /// Users with a refresh in flight: when it was sent (`nil` while reading persistence first).
     private var refreshesInFlight: [String: StoreInstant?] = [:]
     private var persistenceFailures: [String: any Error] = [:]
@@ -77,6 +78,8 @@ public actor MomentsStore {
     /// When each request to the service in flight began, by request.
     private var requestStarts: [Int: StoreInstant] = [:]
     private var requestCount = 0
+    /// Consumes the change bus, if one is configured; cancelled with the store.
+    private nonisolated let busConsumer = Mutex<Task<Void, Never>?>(nil)
 
     /// Creates a store.
     /// - Parameters:
@@ -90,9 +93,21 @@ public actor MomentsStore {
         self.writer = PersistenceWriter(persistence: persistence)
         self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges)
         self.state = StoreState(capacity: configuration.maximumTimelinesInMemory)
+        if let bus = configuration.changeBus {
+            let events = bus.sharedChanges()
+            busConsumer.withLock {
+                $0 = Task { [weak self] in
+                    for await event in events {
+                        guard let self else { return }
+                        await self.receive(event, from: bus)
+                    }
+                }
+            }
+        }
     }
 
     deinit {
+        busConsumer.withLock { $0?.cancel() }
         snapshots.finishAll()
         feed.finishAll()
     }
@@ -390,7 +405,8 @@ public actor MomentsStore {
             source = .cache
         }
         let likeChains = self.likeChains
-        let applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
+        var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
+        if source != .cache { applied.batch.confirmedWithin = evidence.confirmationInterval }
         deferredLikers.formUnion(applied.deferredLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
@@ -437,7 +453,7 @@ public actor MomentsStore {
     // MARK: - Settling
 
     /// Has the server settle `userID`'s timeline: a refresh sent after `since`.
-    private func scheduleConvergence(_ userID: String, since: StoreInstant) {
+    func scheduleConvergence(_ userID: String, since: StoreInstant) {
         if let current = convergenceNeeded[userID], current >= since {} else { convergenceNeeded[userID] = since }
         guard convergenceTasks[userID] == nil else { return }
         beginActivity()
@@ -469,7 +485,7 @@ public actor MomentsStore {
 
     // MARK: - Emitting
 
-    private func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
+    func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
         for id in applied.changedMoments where id != likedMoment || state.intentGeneration(of: userID, on: id) == nil {
             publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: nil)
         }
@@ -486,7 +502,7 @@ public actor MomentsStore {
 
     /// Sends a new snapshot to the subscribers of every timeline holding one of
     /// `momentIDs`, and of `owner`'s.
-    private func publishSnapshots(momentIDs: [String], owner: String?) {
+    func publishSnapshots(momentIDs: [String], owner: String?) {
         guard !momentIDs.isEmpty || owner != nil, !snapshots.isEmpty else { return }
         var users: Set<String> = []
         if let owner, snapshots.hasSubscribers(owner) { users.insert(owner) }
@@ -546,7 +562,7 @@ public actor MomentsStore {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {
+    func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {
         guard let handler = configuration.logHandler else { return }
         var metadata = ["userID": userID]
         if let error { metadata["error"] = String(describing: error) }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An instant on the store's clock: nanoseconds of `ContinuousClock` since the process
 /// first asked, in a plain integer.
 ///
@@ -19,5 +21,15 @@ struct StoreInstant: Comparable, Hashable, Sendable {
 
     static func < (lhs: StoreInstant, rhs: StoreInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
+    }
+
+    /// The instant `date` names on the wall clock.
+    init(date: Date) {
+        nanoseconds = StoreInstant.now.nanoseconds + Int64((date.timeIntervalSinceNow * 1e9).rounded())
+    }
+
+    /// This instant on the wall clock.
+    var date: Date {
+        Date(timeIntervalSinceNow: Double(nanoseconds - StoreInstant.now.nanoseconds) / 1e9)
     }
 }

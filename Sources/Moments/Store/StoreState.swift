@@ -13,6 +13,9 @@ struct StoreState {
         case cache
         /// The store's own persistence: of unknown age, and already written.
         case persisted
+        /// Another instance, through a ``MomentsChangeBus``: ordered like a server
+        /// answer, and already written by that instance.
+        case shared
     }
 
     /// What applying an answer changed.
@@ -121,7 +124,10 @@ struct StoreState {
             }
         }
         var applied = Applied()
-        let trusted = source != .persisted
+        // Answers are written unless they were read from storage; they are settled with
+        // the server unless they came from this store's own persistence.
+        let persists = source != .persisted && source != .shared
+        let settles = source != .persisted
         var pin: LikePin?
         if case .server(let likedMomentID?) = source, let liked = details.moment(withID: likedMomentID) {
             let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
@@ -142,16 +148,16 @@ struct StoreState {
                 if let momentPin { record.pins[userID] = momentPin }
                 records[moment.id] = record
                 created.insert(moment.id)
-                if trusted { applied.batch.moments[moment.id] = record.value }
+                if persists { applied.batch.moments[moment.id] = record.value }
                 continue
             }
             if merge.changed {
                 if displayedBefore == nil || displayedMoment(moment.id) != displayedBefore {
                     applied.changedMoments.append(moment.id)
                 }
-                if trusted { applied.batch.moments[moment.id] = records[moment.id]?.value }
+                if persists { applied.batch.moments[moment.id] = records[moment.id]?.value }
             }
-            if trusted {
+            if settles {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
                 for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
             }
@@ -167,7 +173,7 @@ struct StoreState {
                 inserted: entries.compactMap { displayedMoment($0.momentID)?.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
                 removed: [], changed: applied.changedMoments
             )
-            if trusted { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
+            if persists { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
             return applied
         }
         timeline.lastUse = useClock
@@ -188,11 +194,11 @@ struct StoreState {
                 if !sameTimeline {
                     applied.timeline = replaced(old, with: timeline, for: userID, created: created, changed: applied.changedMoments)
                 }
-                if trusted { applied.batch.timelines[userID] = timeline.stored }
+                if persists { applied.batch.timelines[userID] = timeline.stored }
             }
         } else {
             timelines[userID] = timeline
-            if !sameTimeline, trusted, !evidence.isCertainlyOlder(than: timeline.evidence) {
+            if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
                 applied.needsConvergence = true
             }
         }
@@ -201,6 +207,24 @@ struct StoreState {
             applied.batch.moments[id] = nil
             retireIfUnused(id)
         }
+        return applied
+    }
+
+    /// Merges `moment`, confirmed by another instance, into the record this store holds
+    /// for it (if any) under the ordering rule; nothing is persisted.
+    mutating func applyShared(_ moment: Moment, evidence: Evidence, isLikeInFlight: (LikeKey) -> Bool) -> Applied {
+        var applied = Applied()
+        guard let record = records[moment.id] else { return applied }
+        let displayedBefore = displayedMoment(moment.id)
+        let merge = record.merge(moment, evidence: evidence, pin: nil) { liker in
+            isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
+        }
+        if merge.changed {
+            version &+= 1
+            if displayedMoment(moment.id) != displayedBefore { applied.changedMoments.append(moment.id) }
+        }
+        applied.needsConvergence = merge.isAmbiguous
+        applied.deferredLikers = merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
         return applied
     }
 

@@ -1,0 +1,102 @@
+public import Foundation
+
+/// Where a ``MomentsStore`` learns of the confirmed changes other instances of a service
+/// committed to storage they share, such as `PostgresPersistence` in `MomentsPostgres`
+/// (PostgreSQL `LISTEN/NOTIFY`). Another bus (Redis, NATS) conforms the same way.
+///
+/// A bus must:
+/// - deliver only changes that committed, and never the receiving instance's own
+///   (no echo loops);
+/// - carry, with each moment and timeline, when the server confirmed it
+///   (``ConfirmationInterval``), so receivers can order it against their own answers;
+/// - report ``SharedChangeEvent/interrupted`` whenever events may have been lost (a
+///   lost connection, once it is back), after which receivers resynchronise through
+///   ``committedState(momentIDs:userIDs:)``.
+public protocol MomentsChangeBus: Sendable {
+    /// The events from now on, until the stream is dropped or its task cancelled.
+    func sharedChanges() -> AsyncStream<SharedChangeEvent>
+
+    /// What the shared storage holds now for `momentIDs` and the timelines of `userIDs`
+    /// (those it has; others are left out).
+    func committedState(momentIDs: [String], userIDs: [String]) async throws -> SharedCommit
+}
+
+/// One event of a ``MomentsChangeBus``.
+public enum SharedChangeEvent: Sendable {
+    /// Another instance committed these confirmed moments and timelines.
+    case committed(SharedCommit)
+    /// Events may have been lost (the connection was down); the connection is back.
+    case interrupted
+}
+
+/// Confirmed state that another instance committed.
+public struct SharedCommit: Sendable, Hashable {
+    /// Moments, each with `isLiked` `nil` (it belongs to each timeline).
+    public var moments: [CommittedMoment]
+    /// Timelines, assembled as their owners see them.
+    public var timelines: [CommittedTimeline]
+
+    /// A commit of `moments` and `timelines`.
+    public init(moments: [CommittedMoment] = [], timelines: [CommittedTimeline] = []) {
+        self.moments = moments
+        self.timelines = timelines
+    }
+}
+
+/// A moment as it was committed, and when the server confirmed it.
+public struct CommittedMoment: Sendable, Hashable {
+    /// The moment (`isLiked` `nil`).
+    public var moment: Moment
+    /// When the server computed it; `nil` if unknown (of unknown age).
+    public var confirmedWithin: ConfirmationInterval?
+
+    /// `moment`, confirmed within `interval`.
+    public init(moment: Moment, confirmedWithin interval: ConfirmationInterval?) {
+        self.moment = moment
+        self.confirmedWithin = interval
+    }
+}
+
+/// A user's timeline as it was committed, and when the server confirmed its list.
+public struct CommittedTimeline: Sendable, Hashable {
+    /// The owner.
+    public var userID: String
+    /// The timeline as its owner sees it.
+    public var details: MomentsDetails
+    /// When the server computed the list; `nil` if unknown.
+    public var confirmedWithin: ConfirmationInterval?
+
+    /// `userID`'s timeline `details`, confirmed within `interval`.
+    public init(userID: String, details: MomentsDetails, confirmedWithin interval: ConfirmationInterval?) {
+        self.userID = userID
+        self.details = details
+        self.confirmedWithin = interval
+    }
+}
+
+/// When the server computed a value, on the wall clock: no earlier than ``notBefore``
+/// (when the request that fetched it left) and no later than ``notAfter`` (when its
+/// answer arrived).
+///
+/// Instances compare intervals from different machines, so their clocks must agree to
+/// within ``MomentsStore/Configuration-swift.struct/clockSkewTolerance``; a receiver
+/// widens every interval by that much, so a value whose order is in doubt is refetched,
+/// never guessed.
+public struct ConfirmationInterval: Sendable, Hashable, Codable {
+    /// The earliest the server may have computed the value; `nil` if unknown.
+    public var notBefore: Date?
+    /// The latest it may have.
+    public var notAfter: Date
+
+    /// An interval from `notBefore` (`nil`: unknown) to `notAfter`.
+    public init(notBefore: Date?, notAfter: Date) {
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+
+    /// The smallest interval holding both (what a merged write may hold).
+    public func union(_ other: ConfirmationInterval) -> ConfirmationInterval {
+        let earliest: Date? = if let notBefore, let otherStart = other.notBefore { min(notBefore, otherStart) } else { nil }
+        return ConfirmationInterval(notBefore: earliest, notAfter: max(notAfter, other.notAfter))
+    }
+}

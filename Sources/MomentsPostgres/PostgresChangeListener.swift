@@ -1,0 +1,171 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import Synchronization
+
+/// The change feed's own connection, on a thread of its own: `LISTEN`s on the channel,
+/// reads the rows each announcement of another instance names, and hands them to every
+/// subscriber as ``SharedChangeEvent/committed(_:)``.
+///
+/// When the connection is lost it reconnects (waiting 50 ms, doubling up to 2 s between
+/// attempts), listens again, and reports ``SharedChangeEvent/interrupted``: what was
+/// announced meanwhile is lost. The thread starts with the first subscriber and ends
+/// with ``stop()``.
+final class PostgresChangeListener: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<SharedChangeEvent>.Continuation] = [:]
+        var nextID = 0
+        var isRunning = false
+        var isStopped = false
+        /// The write end of the pipe that wakes the thread from `poll`.
+        var wakeUp: Int32 = -1
+        /// Instants of the last connection losses (for tests and diagnostics).
+        var interruptions = 0
+    }
+
+    private let connectionString: String
+    private let channel: String
+    private let instanceID: String
+    private let location: String
+    private let logHandler: LogHandler?
+    private let state = Mutex(State())
+
+    init(connectionString: String, channel: String, instanceID: String, location: String, logHandler: LogHandler?) {
+        self.connectionString = connectionString
+        self.channel = channel
+        self.instanceID = instanceID
+        self.location = location
+        self.logHandler = logHandler
+    }
+
+    /// A new subscriber's events, from the moment the feed listens.
+    func subscribe() -> AsyncStream<SharedChangeEvent> {
+        let (stream, continuation) = AsyncStream<SharedChangeEvent>.makeStream()
+        let (id, start) = state.withLock { state -> (Int, Bool) in
+            state.nextID += 1
+            if state.isStopped { continuation.finish() } else { state.subscribers[state.nextID] = continuation }
+            let start = !state.isRunning && !state.isStopped
+            state.isRunning = true
+            return (state.nextID, start)
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = "MomentsPostgresListener"
+            thread.start()
+        }
+        return stream
+    }
+
+    /// Ends the thread and every subscriber's stream.
+    func stop() {
+        let (subscribers, wakeUp) = state.withLock { state in
+            state.isStopped = true
+            defer { state.subscribers = [:] }
+            return (Array(state.subscribers.values), state.wakeUp)
+        }
+        if wakeUp >= 0 { wake(wakeUp) }
+        subscribers.forEach { $0.finish() }
+    }
+
+    /// How many times the connection was lost and found again.
+    var interruptions: Int { state.withLock { $0.interruptions } }
+
+    private var isStopped: Bool { state.withLock { $0.isStopped } }
+
+    // MARK: - The thread
+
+    private func run() {
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else {
+            log(.error, "the change feed cannot start: no pipe", ["errno": String(errno)])
+            return
+        }
+        let keepGoing = state.withLock { state -> Bool in
+            state.wakeUp = pipeEnds[1]
+            return !state.isStopped
+        }
+        defer {
+            state.withLock { $0.wakeUp = -1 }
+            close(pipeEnds[0])
+            close(pipeEnds[1])
+        }
+        guard keepGoing else { return }
+        var delay = 0.05
+        var connectedBefore = false
+        while !isStopped {
+            do {
+                let connection = try PostgresConnection(connectionString: connectionString)
+                try connection.execute("LISTEN \(Self.quoted(channel))")
+                delay = 0.05
+                if connectedBefore {
+                    state.withLock { $0.interruptions += 1 }
+                    log(.warning, "the change feed's connection is back; events meanwhile were lost", [:])
+                    deliver(.interrupted)
+                }
+                connectedBefore = true
+                try listen(on: connection, wakeUp: pipeEnds[0])
+            } catch {
+                guard !isStopped else { return }
+                log(.warning, "the change feed's connection failed; reconnecting", ["error": "\(error)"])
+                waitForWakeUp(pipeEnds[0], seconds: delay)
+                delay = min(delay * 2, 2)
+                // Announcements made while no connection listened are lost.
+                connectedBefore = true
+            }
+        }
+    }
+
+    private func listen(on connection: PostgresConnection, wakeUp: Int32) throws {
+        while !isStopped {
+            let received = try connection.notifications()
+            if received.isEmpty {
+                var descriptors = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
+                _ = poll(&descriptors, 2, -1)
+                if descriptors[1].revents != 0 { drain(wakeUp) }
+                continue
+            }
+            for notification in received {
+                guard let announcement = ChangeAnnouncement(payload: notification.payload), announcement.origin != instanceID else { continue }
+                if announcement.everything {
+                    deliver(.interrupted)
+                    continue
+                }
+                let commit = try PostgresRows.committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs, on: connection)
+                deliver(.committed(commit))
+            }
+        }
+    }
+
+    private func deliver(_ event: SharedChangeEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    private func waitForWakeUp(_ descriptor: Int32, seconds: Double) {
+        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&descriptors, 1, Int32(seconds * 1_000))
+        if descriptors[0].revents != 0 { drain(descriptor) }
+    }
+
+    private func wake(_ descriptor: Int32) {
+        var byte: UInt8 = 1
+        _ = write(descriptor, &byte, 1)
+    }
+
+    private func drain(_ descriptor: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        _ = read(descriptor, &buffer, buffer.count)
+    }
+
+    private func log(_ level: LogRecord.Level, _ message: String, _ metadata: [String: String]) {
+        logHandler?(LogRecord(level: level, message: message, metadata: metadata.merging(["location": location]) { current, _ in current }))
+    }
+
+    /// `name` as an SQL identifier.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

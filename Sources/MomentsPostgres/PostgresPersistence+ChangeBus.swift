@@ -1,0 +1,16 @@
+public import Moments
+
+extension PostgresPersistence: MomentsChangeBus {
+    /// What other instances commit to the database, read through a connection of its
+    /// own that `LISTEN`s on ``Configuration-swift.struct/channel``; this instance's
+    /// own saves are left out.
+    public func sharedChanges() -> AsyncStream<SharedChangeEvent> {
+        listener.subscribe()
+    }
+
+    public func committedState(momentIDs: [String], userIDs: [String]) async throws -> SharedCommit {
+        try await run(userID: nil) { connection in
+            try PostgresRows.committedState(momentIDs: momentIDs, userIDs: userIDs, on: connection)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Moments
+
+/// Reading and writing the schema's rows on one connection (see ``PostgresSchema``).
+///
+/// Writes pass each column as one array parameter and `unnest` it, so a batch costs a
+/// few round trips whatever its size; rows are written in key order, so concurrent
+/// writers lock them in the same order.
+enum PostgresRows {
+    /// A stored row could not be read back.
+    struct Damaged: Error {
+        let userID: String?
+        let reason: String
+    }
+
+    /// A timeline lists a moment stored nowhere.
+    struct MissingMoment: Error {
+        let momentID: String
+        let userID: String
+    }
+
+    // MARK: Writing
+
+    /// Writes `batch` in the current transaction; returns the ids of the moments written
+    /// (a moment no timeline holds is not stored).
+    static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> [String] {
+        let confirmed = (notBefore: batch.confirmedWithin?.notBefore.map(microseconds), notAfter: batch.confirmedWithin.map { microseconds($0.notAfter) })
+        var released: [String] = []
+        let users = batch.timelines.keys.sorted()
+        if !users.isEmpty {
+            let removed = try connection.query(
+                "DELETE FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) RETURNING moment_id",
+                [PostgresArray.literal(users.map(StoredID.encode))]
+            )
+            released = (0..<removed.rowCount).compactMap { removed.text($0, 0) }
+            try requireStored(batch, users: users, on: connection)
+            try connection.query("""
+                INSERT INTO moments_timeline (user_id, owner, confirmed_not_before, confirmed_not_after)
+                SELECT t.user_id, t.owner, $3, $4 FROM unnest($1::text[], $2::json[]) AS t(user_id, owner)
+                ON CONFLICT (user_id) DO UPDATE SET owner = excluded.owner,
+                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+                """, [
+                    PostgresArray.literal(users.map(StoredID.encode)),
+                    PostgresArray.literal(try users.map { try json(batch.timelines[$0]?.userDetails) }),
+                    confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init),
+                ])
+            var entryUsers: [String] = [], positions: [String] = [], momentIDs: [String] = [], likes: [String?] = []
+            for user in users {
+                for (position, entry) in (batch.timelines[user]?.entries ?? []).enumerated() {
+                    entryUsers.append(StoredID.encode(user))
+                    positions.append(String(position))
+                    momentIDs.append(StoredID.encode(entry.momentID))
+                    likes.append(entry.isLiked.map { $0 ? "t" : "f" })
+                }
+            }
+            if !entryUsers.isEmpty {
+                try connection.query("""
+                    INSERT INTO moments_timeline_entry (user_id, position, moment_id, is_liked)
+                    SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[])
+                    """, [PostgresArray.literal(entryUsers), PostgresArray.literal(positions), PostgresArray.literal(momentIDs), PostgresArray.literal(likes)])
+            }
+        }
+        var written: [String] = []
+        let ids = batch.moments.keys.sorted()
+        if !ids.isEmpty {
+            let values = try ids.map { id -> String in
+                var moment = batch.moments[id]
+                moment?.isLiked = nil
+                return try json(moment)
+            }
+            // The database never goes back: a row the server certainly confirmed after
+            // the incoming value was computed stays, and a value of unknown age (from a
+            // cache) never replaces a confirmed one.
+            let result = try connection.query("""
+                INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
+                SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
+                WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
+                ON CONFLICT (id) DO UPDATE SET value = excluded.value,
+                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+                WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
+                    OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
+                        OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
+                RETURNING id
+                """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
+            written = (0..<result.rowCount).compactMap { result.text($0, 0).map(StoredID.decode) }
+        }
+        try removeStoredOrphans(released, on: connection)
+        return written
+    }
+
+    private static func requireStored(_ batch: PersistenceBatch, users: [String], on connection: PostgresConnection) throws {
+        var elsewhere: [(user: String, momentID: String)] = []
+        for user in users {
+            for entry in batch.timelines[user]?.entries ?? [] where batch.moments[entry.momentID] == nil {
+                elsewhere.append((user, entry.momentID))
+            }
+        }
+        guard !elsewhere.isEmpty else { return }
+        let result = try connection.query(
+            "SELECT m.id FROM unnest($1::text[]) AS m(id) WHERE NOT EXISTS (SELECT 1 FROM moments_moment s WHERE s.id = m.id)",
+            [PostgresArray.literal(elsewhere.map { StoredID.encode($0.momentID) })]
+        )
+        if let missing = result.text(0, 0).map(StoredID.decode), let owner = elsewhere.first(where: { $0.momentID == missing }) {
+            throw MissingMoment(momentID: missing, userID: owner.user)
+        }
+    }
+
+    /// Deletes those of `ids` (as stored) that no timeline holds any more.
+    static func removeStoredOrphans(_ ids: [String], on connection: PostgresConnection) throws {
+        guard !ids.isEmpty else { return }
+        try connection.query("""
+            DELETE FROM moments_moment m WHERE m.id = ANY($1::text[])
+            AND NOT EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
+            """, [PostgresArray.literal(Set(ids).sorted())])
+    }
+
+    // MARK: Reading
+
+    /// `userID`'s timeline as its owner sees it, and when its list was confirmed.
+    static func timeline(of userID: String, on connection: PostgresConnection) throws -> (MomentsDetails, ConfirmationInterval?)? {
+        let result = try connection.query("""
+            SELECT t.owner, t.confirmed_not_before, t.confirmed_not_after, e.moment_id, e.is_liked, m.value
+            FROM moments_timeline t
+            LEFT JOIN moments_timeline_entry e ON e.user_id = t.user_id
+            LEFT JOIN moments_moment m ON m.id = e.moment_id
+            WHERE t.user_id = $1 ORDER BY e.position
+            """, [StoredID.encode(userID)])
+        guard result.rowCount > 0 else { return nil }
+        let owner: UserDetails = try decode(result.text(0, 0), userID: userID, what: "owner")
+        var moments: [Moment] = []
+        for row in 0..<result.rowCount {
+            guard let momentID = result.text(row, 3).map(StoredID.decode) else { continue }
+            guard result.text(row, 5) != nil else {
+                throw Damaged(userID: userID, reason: "the timeline lists moment \(momentID.debugDescription), which is not stored")
+            }
+            let moment: Moment = try decode(result.text(row, 5), userID: userID, what: "moment \(momentID.debugDescription)")
+            let isLiked = result.text(row, 4).map { $0 == "t" }
+            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: isLiked))
+        }
+        return (MomentsDetails(userDetails: owner, moments: moments), interval(result, row: 0, from: 1))
+    }
+
+    /// The stored moments among `ids`, with when each was confirmed.
+    static func moments(_ ids: [String], on connection: PostgresConnection) throws -> [CommittedMoment] {
+        guard !ids.isEmpty else { return [] }
+        let result = try connection.query(
+            "SELECT id, value, confirmed_not_before, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id",
+            [PostgresArray.literal(ids.map(StoredID.encode))]
+        )
+        return try (0..<result.rowCount).map { row in
+            let moment: Moment = try decode(result.text(row, 1), userID: nil, what: "moment \(StoredID.decode(result.text(row, 0) ?? "").debugDescription)")
+            return CommittedMoment(moment: moment, confirmedWithin: interval(result, row: row, from: 2))
+        }
+    }
+
+    /// What the database holds for `momentIDs` and the timelines of `userIDs`.
+    static func committedState(momentIDs: [String], userIDs: [String], on connection: PostgresConnection) throws -> SharedCommit {
+        var commit = SharedCommit(moments: try moments(momentIDs, on: connection))
+        for userID in userIDs.sorted() {
+            if let (details, interval) = try timeline(of: userID, on: connection) {
+                commit.timelines.append(CommittedTimeline(userID: userID, details: details, confirmedWithin: interval))
+            }
+        }
+        return commit
+    }
+
+    // MARK: Coding
+
+    private static func interval(_ result: PostgresResult, row: Int, from column: Int) -> ConfirmationInterval? {
+        guard let notAfter = result.text(row, column + 1).flatMap(Int64.init) else { return nil }
+        return ConfirmationInterval(notBefore: result.text(row, column).flatMap(Int64.init).map(date), notAfter: date(notAfter))
+    }
+
+    static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1e6).rounded())
+    }
+
+    static func date(_ microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1e6)
+    }
+
+    private static func json(_ value: (some Encodable)?) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    private static func decode<T: Decodable>(_ text: String?, userID: String?, what: String) throws -> T {
+        guard let text else { throw Damaged(userID: userID, reason: "the \(what) is missing") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw Damaged(userID: userID, reason: "the stored \(what) cannot be read: \(error)")
+        }
+    }
+}
