@@ -100,19 +100,52 @@ public final class PostgresServer: Sendable {
     /// Stops the server once this process is gone.
     private static func startWatchdog(binaries: URL, data: String, directory: URL, owner: String?) throws {
         let stop = [binaries.appendingPathComponent("pg_ctl").path, "-D", data, "-m", "immediate", "stop"]
-        let stopCommand = (owner.map { ["runuser", "-u", $0, "--"] } ?? []) + stop
+        let stopCommand = (owner.map { ["/sbin/runuser", "-u", $0, "--"] } ?? []) + stop
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             \(stopCommand.map { "'\($0)'" }.joined(separator: " ")) >/dev/null 2>&1
             rm -rf '\(directory.path)'
             """
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", script]
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
+        _ = try spawn(["/bin/sh", "-c", script], output: "/dev/null")
+    }
+
+    /// Starts `command` with its output in the file `output` and no other descriptor of
+    /// this process: a server it starts must not hold, say, the pipe whose end tells a
+    /// test's reference BFF to exit.
+    private static func spawn(_ command: [String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        closeEveryOtherDescriptor(&actions)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LLVM_PROFILE_FILE"] = "/dev/null"
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+        guard spawned == 0 else { throw StartFailure(description: "cannot start \(command[0]): error \(spawned)") }
+        return pid
+    }
+
+    /// Has the child close every descriptor above 2. Tests open pipes on other threads
+    /// all the time, so a list of this process's descriptors taken before the spawn could
+    /// miss one: glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later,
+    /// looked up at run time because Swift's Glibc module does not declare it) closes
+    /// them in the child itself; older systems get the list.
+    private static func closeEveryOtherDescriptor(_ actions: inout posix_spawn_file_actions_t) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+            if addCloseFrom(&actions, 3) == 0 { return }
+        }
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap(Int32.init)
+        for descriptor in open where descriptor > 2 && fcntl(descriptor, F_GETFD) != -1 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 
     /// Runs `program` to its end (as `owner` through `runuser` if given) and returns its
@@ -123,25 +156,9 @@ public final class PostgresServer: Sendable {
         let command = owner.map { ["/sbin/runuser", "-u", $0, "--", program.path] + arguments } ?? [program.path] + arguments
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("moments-postgres-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+        let pid = try spawn(command, output: outputPath)
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
             Thread {
-                var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-                posix_spawn_file_actions_init(&actions)
-                defer { posix_spawn_file_actions_destroy(&actions) }
-                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-                posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                posix_spawn_file_actions_adddup2(&actions, 1, 2)
-                var environment = ProcessInfo.processInfo.environment
-                environment["LLVM_PROFILE_FILE"] = "/dev/null"
-                let argv = command.map { strdup($0) } + [nil]
-                let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-                defer { (argv + envp).forEach { free($0) } }
-                var pid: pid_t = 0
-                let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
-                guard spawned == 0 else {
-                    continuation.resume(throwing: StartFailure(description: "cannot start \(command[0]): error \(spawned)"))
-                    return
-                }
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
                 // WIFEXITED / WEXITSTATUS, spelled out (they are C macros).

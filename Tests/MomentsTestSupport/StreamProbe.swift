@@ -42,6 +42,18 @@ public final class StreamProbe<Element: Sendable>: Sendable {
         return values.last
     }
 
+    /// Waits until any value so far satisfies `condition` or `timeout` passes; returns
+    /// the first that does.
+    @discardableResult
+    public func waitForAny(timeout: Duration = .seconds(20), _ condition: (Element) -> Bool) async -> Element? {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            if let match = values.first(where: condition) { return match }
+            try? await Task.sleep(for: .milliseconds(2))
+        } while ContinuousClock.now < deadline
+        return values.first(where: condition)
+    }
+
     public func cancel() { task.cancel() }
 
     deinit { cancel() }
