@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// When the connection is lost it reconnects (waiting 50 ms, doubling up to 2 s between
 /// attempts), listens again, and reports ``SharedChangeEvent/interrupted``: what was
-/// announced meanwhile is lost. The thread starts with the first subscriber and ends
-/// with ``stop()``.
+/// announced meanwhile is lost. The thread starts with ``start()``, which returns once
+/// the first `LISTEN` is active (or failed), and ends with ``stop()``.
 final class PostgresChangeListener: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<SharedChangeEvent>.Continuation] = [:]
@@ -19,8 +19,11 @@ final class PostgresChangeListener: Sendable {
         var isStopped = false
         /// The write end of the pipe that wakes the thread from `poll`.
         var wakeUp: Int32 = -1
-        /// Instants of the last connection losses (for tests and diagnostics).
+        /// How many times the connection was lost and found again.
         var interruptions = 0
+        /// Waits for the first attempt to listen.
+        var starting: CheckedContinuation<Void, Never>?
+        var hasAttempted = false
     }
 
     private let connectionString: String
@@ -41,22 +44,44 @@ final class PostgresChangeListener: Sendable {
     /// A new subscriber's events, from the moment the feed listens.
     func subscribe() -> AsyncStream<SharedChangeEvent> {
         let (stream, continuation) = AsyncStream<SharedChangeEvent>.makeStream()
-        let (id, start) = state.withLock { state -> (Int, Bool) in
+        let id = state.withLock { state -> Int in
             state.nextID += 1
             if state.isStopped { continuation.finish() } else { state.subscribers[state.nextID] = continuation }
-            let start = !state.isRunning && !state.isStopped
-            state.isRunning = true
-            return (state.nextID, start)
+            return state.nextID
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
-        if start {
+        return stream
+    }
+
+    /// Starts the thread; returns once its first `LISTEN` is active or has failed (it
+    /// then keeps trying, and reports ``SharedChangeEvent/interrupted`` when it succeeds).
+    func start() async {
+        await withCheckedContinuation { continuation in
+            let start = state.withLock { state -> Bool in
+                guard !state.isRunning, !state.isStopped else { return false }
+                state.isRunning = true
+                state.starting = continuation
+                return true
+            }
+            guard start else {
+                continuation.resume()
+                return
+            }
             let thread = Thread { [self] in run() }
             thread.name = "MomentsPostgresListener"
             thread.start()
         }
-        return stream
+    }
+
+    private func attempted() {
+        let starting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.hasAttempted = true
+            defer { state.starting = nil }
+            return state.starting
+        }
+        starting?.resume()
     }
 
     /// Ends the thread and every subscriber's stream.
@@ -81,6 +106,7 @@ final class PostgresChangeListener: Sendable {
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else {
             log(.error, "the change feed cannot start: no pipe", ["errno": String(errno)])
+            attempted()
             return
         }
         let keepGoing = state.withLock { state -> Bool in
@@ -88,6 +114,7 @@ final class PostgresChangeListener: Sendable {
             return !state.isStopped
         }
         defer {
+            attempted()
             state.withLock { $0.wakeUp = -1 }
             close(pipeEnds[0])
             close(pipeEnds[1])
@@ -106,9 +133,11 @@ final class PostgresChangeListener: Sendable {
                     deliver(.interrupted)
                 }
                 connectedBefore = true
+                attempted()
                 try listen(on: connection, wakeUp: pipeEnds[0])
             } catch {
                 guard !isStopped else { return }
+                attempted()
                 log(.warning, "the change feed's connection failed; reconnecting", ["error": "\(error)"])
                 waitForWakeUp(pipeEnds[0], seconds: delay)
                 delay = min(delay * 2, 2)

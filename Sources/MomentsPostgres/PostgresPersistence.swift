@@ -72,7 +72,9 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
     private let pool: PostgresPool
     let listener: PostgresChangeListener
 
-    /// Connects, and creates or migrates the schema.
+    /// Connects, creates or migrates the schema, and starts listening for other
+    /// instances' changes (on a connection and thread of its own), so every change
+    /// committed after it returns reaches ``sharedChanges()``'s subscribers.
     ///
     /// - Throws: ``PersistenceError`` (``PersistenceError/Code-swift.struct/connectionFailed``,
     ///   ``PersistenceError/Code-swift.struct/authenticationFailed``,
@@ -89,11 +91,15 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
             location: location, logHandler: configuration.logHandler
         )
         try await run(userID: nil) { connection in try PostgresSchema.migrate(connection) }
+        await listener.start()
     }
 
     deinit {
         listener.stop()
     }
+
+    /// How many times the change feed's connection was lost and restored.
+    public var changeFeedInterruptions: Int { listener.interruptions }
 
     // MARK: - MomentsPersistence
 

@@ -28,12 +28,9 @@ enum PostgresRows {
         var released: [String] = []
         let users = batch.timelines.keys.sorted()
         if !users.isEmpty {
-            let removed = try connection.query(
-                "DELETE FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) RETURNING moment_id",
-                [PostgresArray.literal(users.map(StoredID.encode))]
-            )
-            released = (0..<removed.rowCount).compactMap { removed.text($0, 0) }
-            try requireStored(batch, users: users, on: connection)
+            // The timeline rows first: their locks make instances writing the same
+            // timeline take turns, so each one's DELETE below (a new snapshot) sees the
+            // entries the other committed.
             try connection.query("""
                 INSERT INTO moments_timeline (user_id, owner, confirmed_not_before, confirmed_not_after)
                 SELECT t.user_id, t.owner, $3, $4 FROM unnest($1::text[], $2::json[]) AS t(user_id, owner)
@@ -44,6 +41,12 @@ enum PostgresRows {
                     PostgresArray.literal(try users.map { try json(batch.timelines[$0]?.userDetails) }),
                     confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init),
                 ])
+            let removed = try connection.query(
+                "DELETE FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) RETURNING moment_id",
+                [PostgresArray.literal(users.map(StoredID.encode))]
+            )
+            released = (0..<removed.rowCount).compactMap { removed.text($0, 0) }
+            try requireStored(batch, users: users, on: connection)
             var entryUsers: [String] = [], positions: [String] = [], momentIDs: [String] = [], likes: [String?] = []
             for user in users {
                 for (position, entry) in (batch.timelines[user]?.entries ?? []).enumerated() {

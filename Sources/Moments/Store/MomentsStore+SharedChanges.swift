@@ -44,8 +44,12 @@ extension MomentsStore {
         }
     }
 
+    /// Another instance's value differs from this store's in a register whose like is
+    /// in flight here: unlike this store's own answers, the difference may be the other
+    /// instance's change of the same like, made before or after this one on the server.
+    /// It is contested, and refetched once the like's chain ends.
     private func settle(_ applied: StoreState.Applied, holder: String?) {
-        deferredLikers.formUnion(applied.deferredLikers)
+        contestedLikers.formUnion(applied.deferredLikers)
         if applied.needsConvergence, let holder { scheduleConvergence(holder, since: .now) }
     }
 }

@@ -66,6 +66,10 @@ public actor MomentsStore {
     private var likeCalls = 0
     /// Registers whose difference with an answer waits on the liker's like in flight.
     var deferredLikers: Set<LikeKey> = []
+    /// Registers that another instance changed while this store's like of the same
+    /// register was in flight: the server's order of the two is unknown, so the register
+    /// is refetched once the like's chain ends, whatever its outcome.
+    var contestedLikers: Set<LikeKey> = []
     /// Users with a refresh in flight: when it was sent (`nil` while reading persistence first).
     private var refreshesInFlight: [String: StoreInstant?] = [:]
     private var persistenceFailures: [String: any Error] = [:]
@@ -370,6 +374,9 @@ public actor MomentsStore {
             scheduleConvergence(key.userID, since: .now)
         } else if likeChains[key] == nil {
             deferredLikers.remove(key)
+        }
+        if likeChains[key] == nil, contestedLikers.remove(key) != nil {
+            scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
         }
         guard let generation else { return }
         let (removed, changed) = state.removeIntent(key.userID, from: key.momentID, generation: generation)

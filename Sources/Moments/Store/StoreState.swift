@@ -38,6 +38,12 @@ struct StoreState {
     private(set) var timelines: [String: TimelineRecord] = [:]
     /// Likes in flight, by moment, in the order their likers first liked.
     private(set) var intents: [String: [LikeIntent]] = [:]
+    /// Moments and timelines whose value in shared storage (as another instance last
+    /// announced it) differs from this store's: the next answer of the server that agrees
+    /// with this store's value is written even though nothing changed in memory, so the
+    /// storage, and every instance after it, comes to the server's state.
+    private var divergentMoments: Set<String> = []
+    private var divergentTimelines: Set<String> = []
     /// Records no timeline in memory holds, kept while an answer that may predate them
     /// can still arrive: dropped earlier, a stale answer could bring back an older value.
     private var retired: Set<String> = []
@@ -161,6 +167,11 @@ struct StoreState {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
                 for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
             }
+            if source == .shared {
+                applied.needsConvergence = noteShared(moment, deferring: !merge.deferredLikers.isEmpty) || applied.needsConvergence
+            } else if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) {
+                applied.batch.moments[moment.id] = records[moment.id]?.value
+            }
         }
 
         useClock += 1
@@ -202,6 +213,17 @@ struct StoreState {
                 applied.needsConvergence = true
             }
         }
+        let holdsAnswer = timelines[userID].map { $0.userDetails == details.userDetails && $0.hasSameList(as: details.moments) } ?? false
+        if source == .shared {
+            if holdsAnswer {
+                divergentTimelines.remove(userID)
+            } else {
+                divergentTimelines.insert(userID)
+                applied.needsConvergence = true
+            }
+        } else if persists, case .server = source, holdsAnswer, divergentTimelines.remove(userID) != nil {
+            applied.batch.timelines[userID] = timelines[userID]?.stored
+        }
         // Records made for moments this timeline did not take are not persisted.
         for id in created where records[id]?.holders.isEmpty == true {
             applied.batch.moments[id] = nil
@@ -223,9 +245,37 @@ struct StoreState {
             version &+= 1
             if displayedMoment(moment.id) != displayedBefore { applied.changedMoments.append(moment.id) }
         }
-        applied.needsConvergence = merge.isAmbiguous
+        applied.needsConvergence = noteShared(moment, deferring: !merge.deferredLikers.isEmpty) || merge.isAmbiguous
         applied.deferredLikers = merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
         return applied
+    }
+
+    /// Records whether `moment`, as another instance committed it (already merged),
+    /// differs from this store's confirmed value; returns whether the server must settle
+    /// the difference now.
+    ///
+    /// A value this store declined (older, of unknown order, or contradicting a like
+    /// this store confirmed: another instance may have changed the same like) is
+    /// settled by a refetch, whose answer is then written even if it changes nothing
+    /// here. When the difference waits on a like in flight (`deferring`), the refetch
+    /// comes when that like's chain ends.
+    private mutating func noteShared(_ moment: Moment, deferring: Bool) -> Bool {
+        guard let record = records[moment.id] else { return false }
+        if record.value == moment.sharedValue(keepingLikes: record.value.likes) {
+            divergentMoments.remove(moment.id)
+            return false
+        }
+        divergentMoments.insert(moment.id)
+        return !deferring
+    }
+
+    /// Whether `moment` (a server's answer, merged) settles a difference with shared
+    /// storage: the moment was divergent, and this store now holds the server's value.
+    private mutating func agreesWithDivergent(_ moment: Moment) -> Bool {
+        guard divergentMoments.contains(moment.id), let record = records[moment.id],
+              record.value == moment.sharedValue(keepingLikes: record.value.likes) else { return false }
+        divergentMoments.remove(moment.id)
+        return true
     }
 
     private func pinnedMomentID(_ source: Source) -> String? {
@@ -303,6 +353,7 @@ struct StoreState {
             .prefix(timelines.count - target).map(\.key)
         for userID in victims {
             guard let timeline = timelines.removeValue(forKey: userID) else { continue }
+            divergentTimelines.remove(userID)
             for entry in timeline.entries { release(entry.momentID, from: userID) }
         }
         return victims
@@ -311,6 +362,7 @@ struct StoreState {
     /// Forgets `userID`'s timeline and the records no one else holds.
     mutating func forget(_ userID: String) {
         version &+= 1
+        divergentTimelines.remove(userID)
         guard let timeline = timelines.removeValue(forKey: userID) else { return }
         for entry in timeline.entries { release(entry.momentID, from: userID) }
     }
@@ -337,6 +389,7 @@ struct StoreState {
             if let oldestRequest, oldestRequest <= record.newestEvidence { continue }
             records[id] = nil
             retired.remove(id)
+            divergentMoments.remove(id)
         }
     }
 
