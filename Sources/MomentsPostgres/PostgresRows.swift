@@ -156,15 +156,27 @@ enum PostgresRows {
         }
     }
 
-    /// What the database holds for `momentIDs` and the timelines of `userIDs`.
+    /// What the database holds for `momentIDs` and the timelines of `userIDs`, read from
+    /// one snapshot: every moment a timeline lists is among the commit's moments, with
+    /// the age of its own row (see `SharedCommit`).
     static func committedState(momentIDs: [String], userIDs: [String], on connection: PostgresConnection) throws -> SharedCommit {
-        var commit = SharedCommit(moments: try moments(momentIDs, on: connection))
-        for userID in userIDs.sorted() {
-            if let (details, interval) = try timeline(of: userID, on: connection) {
-                commit.timelines.append(CommittedTimeline(userID: userID, details: details, confirmedWithin: interval))
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            var commit = SharedCommit()
+            var ids = Set(momentIDs)
+            for userID in userIDs.sorted() {
+                if let (details, interval) = try timeline(of: userID, on: connection) {
+                    commit.timelines.append(CommittedTimeline(userID: userID, details: details, confirmedWithin: interval))
+                    ids.formUnion(details.moments.map(\.id))
+                }
             }
+            commit.moments = try moments(ids.sorted(), on: connection)
+            try connection.execute("COMMIT")
+            return commit
+        } catch {
+            if connection.isOpen { try? connection.execute("ROLLBACK") }
+            throw error
         }
-        return commit
     }
 
     // MARK: Coding

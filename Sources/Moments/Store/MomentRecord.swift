@@ -2,7 +2,7 @@
 /// it shares, and what the store knows about that value's age.
 ///
 /// A moment's state is made of registers: its content (author, type, title, url,
-/// photos, date) and, for each user, whether that user likes it. ``merge(_:evidence:pin:isLikeInFlight:)``
+/// photos, date) and, for each user, whether that user likes it. ``merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)``
 /// is the ordering rule that keeps each register moving forward only.
 ///
 /// A class, so the store reaches and changes a record in place; records live inside the
@@ -22,6 +22,18 @@ final class MomentRecord {
     init(value: Moment, evidence: Evidence) {
         self.value = value
         self.evidence = evidence
+    }
+
+    /// When the server may have computed the value as a whole, pins included: from the
+    /// earliest instant of its oldest evidence to the latest answer about it.
+    var confirmation: Evidence {
+        var sent = evidence.sent
+        var received = evidence.received
+        for pin in pins.values {
+            sent = sent.map { min($0, pin.sent) }
+            received = max(received, pin.received)
+        }
+        return Evidence(sent: sent, received: received)
     }
 
     /// When the store last received evidence about the value (an answer or a pin).
@@ -51,21 +63,39 @@ final class MomentRecord {
     /// - in every case, `pin` (the answer of this store's own like of this moment) is
     ///   the authority for its liker's register, and earlier pins hold against any
     ///   answer not certainly computed after them.
+    ///
+    /// That authority rests on this store being the only writer of its likers' likes.
+    /// When it is not (`likesAreExclusive` false: other instances change the same
+    /// likes), a pin is only the freshest evidence about one register: a pin that
+    /// disagrees with a value of unknown order against it is not applied, and the
+    /// disagreement is reported ambiguous, so the server settles it.
     func merge(
-        _ incoming: Moment, evidence answer: Evidence, pin: LikePin?, isLikeInFlight: (String) -> Bool
+        _ incoming: Moment, evidence answer: Evidence, pin: LikePin?, likesAreExclusive: Bool = true,
+        isLikeInFlight: (String) -> Bool
     ) -> Merge {
         // The common case, cheaply: the answer agrees with the value, and no like is pinned.
         if pin == nil, pins.isEmpty, incoming.likes != nil || value.likes == nil, incoming.hasSameContent(as: value) {
             if answer.isCertainlyNewer(than: evidence) { evidence = answer }
             return Merge()
         }
-        if let pin { pins[pin.liker.id] = pin }
-        var candidate = incoming.sharedValue(keepingLikes: value.likes)
         var merge = Merge()
+        if let pin {
+            if likesAreExclusive || !contradicts(pin) {
+                pins[pin.liker.id] = pin
+            } else {
+                merge.isAmbiguous = true
+            }
+        }
+        var candidate = incoming.sharedValue(keepingLikes: value.likes)
         if answer.isCertainlyNewer(than: evidence) {
             evidence = answer
             pins = pins.filter { !answer.wasSent(after: $0.value.received) }
-            merge.isAmbiguous = !candidate.apply(pins.values)
+            if !likesAreExclusive, pins.values.contains(where: { !candidate.agrees(with: $0) }) {
+                // A pin of unknown order against a newer value that disagrees with it:
+                // the pin's value stays shown until the server settles which came last.
+                merge.isAmbiguous = true
+            }
+            merge.isAmbiguous = !candidate.apply(pins.values) || merge.isAmbiguous
             if candidate != value {
                 value = candidate
                 merge.changed = true
@@ -95,6 +125,16 @@ final class MomentRecord {
             merge.deferredLikers = Array(differing)
         }
         return merge
+    }
+
+    /// Whether `pin` disagrees with the value's register for its liker, which the server
+    /// may have confirmed after the pin's like: from an earlier like of the same liker
+    /// (replaced by this one, which was sent after it answered), or from an answer not
+    /// certainly received before the like was sent.
+    private func contradicts(_ pin: LikePin) -> Bool {
+        guard !value.agrees(with: pin) else { return false }
+        if let earlier = pins[pin.liker.id], earlier.received <= pin.sent { return false }
+        return !(evidence.received < pin.sent)
     }
 }
 
@@ -147,6 +187,13 @@ extension Moment {
             list.append(liker)
         }
         likes = list
+    }
+
+    /// Whether `pin`'s like is what this value says of its liker (always, when likes
+    /// are unknown).
+    func agrees(with pin: LikePin) -> Bool {
+        guard let likes else { return true }
+        return likes.contains { $0.id == pin.liker.id } == pin.isLiked
     }
 
     /// Whether every field but `likes` and `isLiked` is equal.

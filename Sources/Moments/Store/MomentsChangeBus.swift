@@ -30,6 +30,11 @@ public enum SharedChangeEvent: Sendable {
 }
 
 /// Confirmed state that another instance committed.
+///
+/// Every moment a timeline lists is also among ``moments``, with the age of its own
+/// row: a timeline's confirmation dates its list, not the moments in it (which other
+/// saves may have written before or after). A listed moment missing from ``moments`` is
+/// taken as of unknown age.
 public struct SharedCommit: Sendable, Hashable {
     /// Moments, each with `isLiked` `nil` (it belongs to each timeline).
     public var moments: [CommittedMoment]
@@ -63,7 +68,8 @@ public struct CommittedTimeline: Sendable, Hashable {
     public var userID: String
     /// The timeline as its owner sees it.
     public var details: MomentsDetails
-    /// When the server computed the list; `nil` if unknown.
+    /// When the server computed the list and the owner's details (not the moments:
+    /// see ``SharedCommit``); `nil` if unknown.
     public var confirmedWithin: ConfirmationInterval?
 
     /// `userID`'s timeline `details`, confirmed within `interval`.

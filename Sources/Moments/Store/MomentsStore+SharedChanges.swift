@@ -26,10 +26,17 @@ extension MomentsStore {
     private func applyShared(_ commit: SharedCommit) {
         let tolerance = configuration.clockSkewTolerance
         let likeChains = self.likeChains
+        // Each moment has the age of its own row, not of the timeline listing it.
+        var momentEvidence: [String: Evidence] = [:]
+        for committed in commit.moments {
+            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance)
+        }
         for timeline in commit.timelines where state.timelines[timeline.userID] != nil {
             let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance)
             do {
-                let applied = try state.apply(timeline.details, for: timeline.userID, evidence: evidence, source: .shared) { likeChains[$0] != nil }
+                let applied = try state.apply(
+                    timeline.details, for: timeline.userID, evidence: evidence, source: .shared, momentEvidence: momentEvidence
+                ) { likeChains[$0] != nil }
                 settle(applied, holder: timeline.userID)
                 publish(applied, for: timeline.userID, likedBy: nil, likedMoment: nil)
             } catch {
@@ -37,19 +44,17 @@ extension MomentsStore {
             }
         }
         for committed in commit.moments {
-            let evidence = Evidence.shared(committed.confirmedWithin, tolerance: tolerance)
+            let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
             let applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
             settle(applied, holder: state.holders(of: committed.moment.id).min())
             publish(applied, for: "", likedBy: nil, likedMoment: nil)
         }
     }
 
-    /// Another instance's value differs from this store's in a register whose like is
-    /// in flight here: unlike this store's own answers, the difference may be the other
-    /// instance's change of the same like, made before or after this one on the server.
-    /// It is contested, and refetched once the like's chain ends.
+    /// Schedules what the server must settle: a refetch now, and one when each contested
+    /// like's chain ends.
     private func settle(_ applied: StoreState.Applied, holder: String?) {
-        contestedLikers.formUnion(applied.deferredLikers)
+        contestedLikers.formUnion(applied.contestedLikers)
         if applied.needsConvergence, let holder { scheduleConvergence(holder, since: .now) }
     }
 }

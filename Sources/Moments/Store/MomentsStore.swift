@@ -96,7 +96,7 @@ public actor MomentsStore {
         self.configuration = configuration
         self.writer = PersistenceWriter(persistence: persistence)
         self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges)
-        self.state = StoreState(capacity: configuration.maximumTimelinesInMemory)
+        self.state = StoreState(capacity: configuration.maximumTimelinesInMemory, likesAreExclusive: configuration.changeBus == nil)
         if let bus = configuration.changeBus {
             let events = bus.sharedChanges()
             busConsumer.withLock {
@@ -104,6 +104,7 @@ public actor MomentsStore {
                     for await event in events {
                         guard let self else { return }
                         await self.receive(event, from: bus)
+                        await self.countSharedEvent()
                     }
                 }
             }
@@ -413,8 +414,14 @@ public actor MomentsStore {
         }
         let likeChains = self.likeChains
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
-        if source != .cache { applied.batch.confirmedWithin = evidence.confirmationInterval }
-        deferredLikers.formUnion(applied.deferredLikers)
+        if source != .cache { applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence) }
+        if state.likesAreExclusive {
+            deferredLikers.formUnion(applied.deferredLikers)
+        } else {
+            // Another instance may have changed the same like: the server settles it
+            // once this store's like has ended.
+            contestedLikers.formUnion(applied.deferredLikers)
+        }
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
         return (applied, evidence)
@@ -525,6 +532,14 @@ public actor MomentsStore {
     /// tests that check confirmed state only moves forward.
     package var confirmedMoments: [String: Moment] {
         state.records.mapValues(\.value)
+    }
+
+    /// How many events of the change bus the store has applied (for tests that must
+    /// know a delivered event has been handled).
+    package private(set) var sharedEventsApplied = 0
+
+    private func countSharedEvent() {
+        sharedEventsApplied += 1
     }
 
     /// What the store has in flight, for tests and diagnostics.

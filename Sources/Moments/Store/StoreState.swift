@@ -30,6 +30,10 @@ struct StoreState {
         /// (moment, liker) registers that differ only because the liker's like is in
         /// flight; if that like fails, refetch.
         var deferredLikers: [LikeKey] = []
+        /// (moment, liker) registers another instance changed while the liker's like is
+        /// in flight here: the server alone knows which came last, so the register is
+        /// refetched once that like's chain ends.
+        var contestedLikers: [LikeKey] = []
         /// What to persist.
         var batch = PersistenceBatch()
     }
@@ -53,9 +57,14 @@ struct StoreState {
     /// The last timeline ``displayedTimeline(_:)`` assembled, while still current.
     private var lastDisplayed: (userID: String, version: UInt64, details: MomentsDetails)?
     let capacity: Int
+    /// Whether this store is the only writer of its likers' likes (no other instance
+    /// shares its storage): its likes' answers are then the authority for their
+    /// registers (see ``MomentRecord/merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)``).
+    let likesAreExclusive: Bool
 
-    init(capacity: Int) {
+    init(capacity: Int, likesAreExclusive: Bool = true) {
         self.capacity = max(1, capacity)
+        self.likesAreExclusive = likesAreExclusive
     }
 
     // MARK: - Reading
@@ -111,13 +120,17 @@ struct StoreState {
     // MARK: - Answers
 
     /// Applies `details`, an answer for `userID`'s timeline, under the ordering rule of
-    /// ``MomentRecord/merge(_:evidence:pin:isLikeInFlight:)``, applied to each moment and
+    /// ``MomentRecord/merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)``, applied to each moment and
     /// (with the owner and order) to the timeline's list.
+    ///
+    /// `momentEvidence` gives a moment an age of its own where the answer is not one
+    /// snapshot (a timeline another instance committed lists moment rows written at
+    /// other times); by default each moment has the answer's.
     ///
     /// - Throws: ``MomentsStoreError`` for an answer listing a moment twice; nothing is applied.
     mutating func apply(
         _ details: MomentsDetails, for userID: String, evidence: Evidence, source: Source,
-        isLikeInFlight: (LikeKey) -> Bool
+        momentEvidence: [String: Evidence]? = nil, isLikeInFlight: (LikeKey) -> Bool
     ) throws -> Applied {
         defer { version &+= 1 }
         // A stored timeline lists each id once: an answer listing the same ids in the same
@@ -146,11 +159,12 @@ struct StoreState {
         for moment in details.moments {
             let momentPin = moment.id == pinnedMomentID(source) ? pin : nil
             let displayedBefore = !intents.isEmpty && intents[moment.id] != nil ? displayedMoment(moment.id) : nil
-            let merged = records[moment.id]?.merge(moment, evidence: evidence, pin: momentPin) { liker in
+            let own = momentEvidence.map { $0[moment.id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
+            let merged = records[moment.id]?.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
                 isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
             }
             guard let merge = merged else {
-                let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: evidence)
+                let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
                 if let momentPin { record.pins[userID] = momentPin }
                 records[moment.id] = record
                 created.insert(moment.id)
@@ -163,13 +177,15 @@ struct StoreState {
                 }
                 if persists { applied.batch.moments[moment.id] = records[moment.id]?.value }
             }
-            if settles {
+            if source == .shared {
+                let noted = noteShared(moment)
+                applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous || noted.settleNow
+                applied.contestedLikers += noted.contested
+            } else if settles {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
                 for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
             }
-            if source == .shared {
-                applied.needsConvergence = noteShared(moment, deferring: !merge.deferredLikers.isEmpty) || applied.needsConvergence
-            } else if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) {
+            if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) {
                 applied.batch.moments[moment.id] = records[moment.id]?.value
             }
         }
@@ -232,41 +248,71 @@ struct StoreState {
         return applied
     }
 
+    /// When the server may have computed what `batch` holds, as written after an answer
+    /// with `evidence`: the answer's interval widened to cover every moment and timeline
+    /// written. A moment written after an answer may keep registers older than the
+    /// answer (pins, or a value the answer could not replace); another instance reading
+    /// the batch must not take them for the answer's age.
+    func confirmation(of batch: PersistenceBatch, answer evidence: Evidence) -> ConfirmationInterval {
+        var confirmation = evidence
+        func widen(_ other: Evidence) {
+            confirmation = Evidence(
+                sent: confirmation.sent.flatMap { sent in other.sent.map { min(sent, $0) } },
+                received: max(confirmation.received, other.received)
+            )
+        }
+        for id in batch.moments.keys {
+            if let record = records[id] { widen(record.confirmation) }
+        }
+        for userID in batch.timelines.keys {
+            if let timeline = timelines[userID] { widen(timeline.evidence) }
+        }
+        return confirmation.confirmationInterval
+    }
+
     /// Merges `moment`, confirmed by another instance, into the record this store holds
     /// for it (if any) under the ordering rule; nothing is persisted.
     mutating func applyShared(_ moment: Moment, evidence: Evidence, isLikeInFlight: (LikeKey) -> Bool) -> Applied {
         var applied = Applied()
         guard let record = records[moment.id] else { return applied }
         let displayedBefore = displayedMoment(moment.id)
-        let merge = record.merge(moment, evidence: evidence, pin: nil) { liker in
+        let merge = record.merge(moment, evidence: evidence, pin: nil, likesAreExclusive: likesAreExclusive) { liker in
             isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
         }
         if merge.changed {
             version &+= 1
             if displayedMoment(moment.id) != displayedBefore { applied.changedMoments.append(moment.id) }
         }
-        applied.needsConvergence = noteShared(moment, deferring: !merge.deferredLikers.isEmpty) || merge.isAmbiguous
-        applied.deferredLikers = merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
+        let noted = noteShared(moment)
+        applied.needsConvergence = merge.isAmbiguous || noted.settleNow
+        applied.contestedLikers = noted.contested
         return applied
     }
 
-    /// Records whether `moment`, as another instance committed it (already merged),
-    /// differs from this store's confirmed value; returns whether the server must settle
-    /// the difference now.
+    /// Notes how `moment`, as another instance committed it (already merged), stands
+    /// against this store: whether the server must settle a difference now, and which
+    /// likes in flight here it contests.
     ///
     /// A value this store declined (older, of unknown order, or contradicting a like
     /// this store confirmed: another instance may have changed the same like) is
     /// settled by a refetch, whose answer is then written even if it changes nothing
-    /// here. When the difference waits on a like in flight (`deferring`), the refetch
-    /// comes when that like's chain ends.
-    private mutating func noteShared(_ moment: Moment, deferring: Bool) -> Bool {
-        guard let record = records[moment.id] else { return false }
+    /// here. A value that disagrees with a like in flight here contests it, whether or
+    /// not the store took the value: the server may have applied the two in either
+    /// order, so the register is refetched when that like's chain ends.
+    private mutating func noteShared(_ moment: Moment) -> (settleNow: Bool, contested: [LikeKey]) {
+        guard let record = records[moment.id] else { return (false, []) }
+        var contested: [LikeKey] = []
+        if let likes = moment.likes {
+            for intent in intents[moment.id] ?? [] where likes.contains(where: { $0.id == intent.liker.id }) != intent.isLiked {
+                contested.append(LikeKey(userID: intent.liker.id, momentID: moment.id))
+            }
+        }
         if record.value == moment.sharedValue(keepingLikes: record.value.likes) {
             divergentMoments.remove(moment.id)
-            return false
+            return (false, contested)
         }
         divergentMoments.insert(moment.id)
-        return !deferring
+        return (contested.isEmpty, contested)
     }
 
     /// Whether `moment` (a server's answer, merged) settles a difference with shared

@@ -17,30 +17,10 @@ struct StoreSimulation {
         if tracing { FileHandle.standardError.write(Data("[\(seed)] \(text())\n".utf8)) }
     }
 
-    /// ``run()``, reporting a schedule that does not end within `deadline` as a failure
-    /// (with what the store still had in flight) instead of hanging.
+    /// ``run(reportingTo:)``, reporting a schedule that does not end within `deadline`
+    /// as a failure instead of hanging.
     func runWithDeadline(_ deadline: Duration) async -> [String] {
-        let stuck = Locked<String?>(nil)
-        let waiter = Locked<CheckedContinuation<[String], Never>?>(nil)
-        let finish: @Sendable ([String]) -> Void = { failures in
-            var continuation: CheckedContinuation<[String], Never>?
-            waiter.update { continuation = $0; $0 = nil }
-            continuation?.resume(returning: failures)
-        }
-        // Unstructured tasks: a schedule stuck forever must not hold the test with it.
-        // The watchdog is a hang detector, not a wait: the schedule's end cancels it.
-        return await withCheckedContinuation { continuation in
-            waiter.update { $0 = continuation }
-            let watchdog = Task {
-                guard (try? await Task.sleep(for: deadline)) != nil else { return }
-                finish(["the schedule did not end within \(deadline): \(stuck.value ?? "?")"])
-            }
-            Task {
-                let failures = await run(reportingTo: stuck)
-                watchdog.cancel()
-                finish(failures)
-            }
-        }
+        await runSchedule(deadline: deadline) { progress in await run(reportingTo: progress) }
     }
 
     func run(reportingTo progress: Locked<String?> = Locked(nil)) async -> [String] {
@@ -233,15 +213,4 @@ struct StoreSimulation {
     private func summary(_ details: MomentsDetails) -> String {
         details.moments.map { "\($0.id)[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
     }
-}
-
-/// A value shared between tasks.
-final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-
-    init(_ value: Value) { storage = Mutex(value) }
-
-    var value: Value { storage.withLock { $0 } }
-
-    func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
 }

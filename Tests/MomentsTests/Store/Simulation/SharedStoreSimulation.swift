@@ -1,0 +1,276 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import MomentsTestSupport
+
+/// One seeded schedule of several instances of a service: two or three stores, one
+/// server, and storage they share (``SimulatedSharedStorage``) with a change bus whose
+/// announcements arrive late, in any interleaving with the server's answers, or are
+/// lost to an interruption. Each store refreshes and likes at random; the server
+/// processes requests in a random order and delays, reorders and fails answers.
+///
+/// What must hold: once everything has been delivered, every store, and the shared
+/// storage, agrees with the server (after a final refresh of each user by one instance
+/// if an answer was lost), and no store's confirmed value of a like register ever went
+/// back.
+struct SharedStoreSimulation {
+    let seed: UInt64
+    var steps = 60
+    /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error once the
+    /// schedule has ended (writing as it runs would change its timing).
+    private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"] != nil
+    private let traced = Locked<[String]>([])
+
+    init(seed: UInt64) {
+        self.seed = seed
+    }
+
+    private func trace(_ text: @autoclosure () -> String) {
+        if tracing {
+            let line = text()
+            traced.update { $0.append(line) }
+        }
+    }
+
+    private func printTrace() {
+        guard tracing else { return }
+        FileHandle.standardError.write(Data(traced.value.map { "[shared \(seed)] \($0)\n" }.joined().utf8))
+    }
+
+    /// ``run(reportingTo:)``, reporting a schedule that does not end within `deadline`
+    /// as a failure instead of hanging.
+    func runWithDeadline(_ deadline: Duration) async -> [String] {
+        await runSchedule(deadline: deadline) { progress in await run(reportingTo: progress) }
+    }
+
+    private struct Instances {
+        let stores: [MomentsStore]
+        let storage: SimulatedSharedStorage
+        let service: SimulatedService
+    }
+
+    func run(reportingTo progress: Locked<String?> = Locked(nil)) async -> [String] {
+        var generator = SeededGenerator(seed: seed)
+        let server = SimulatedServer(users: 5, moments: 4, using: &generator)
+        let service = SimulatedService(server: server)
+        let count = Int.random(in: 2...3, using: &generator)
+        let storage = SimulatedSharedStorage(instances: count)
+        // Without tolerance, more shared values are certainly older or newer than the
+        // store's: the ordering rule's other branches are taken.
+        let tolerance: Duration = Bool.random(using: &generator) ? .zero : .milliseconds(100)
+        let capacity = Int.random(in: 2...5, using: &generator)
+        let stores = (0..<count).map { index in
+            MomentsStore(service: service, persistence: storage.view(index), configuration: .init {
+                $0.changeBus = storage.view(index)
+                $0.clockSkewTolerance = tolerance
+                $0.maximumTimelinesInMemory = capacity
+            })
+        }
+        let instances = Instances(stores: stores, storage: storage, service: service)
+        trace("\(count) instances, tolerance \(tolerance), capacity \(capacity)")
+        var subscribers: [Int: [String: StreamProbe<MomentsDetails>]] = [:]
+        var operations: [Task<Void, Never>] = []
+        let users = server.userIDs
+        var samples: [[[String: Moment]]] = Array(repeating: [], count: count)
+
+        for _ in 0..<steps {
+            let pending = await service.pending
+            let store = Int.random(in: 0..<count, using: &generator)
+            let user = users.randomElement(using: &generator) ?? "u0"
+            switch Int.random(in: 0..<100, using: &generator) {
+            case 0..<14:
+                trace("instance \(store) refreshes \(user)")
+                operations.append(Task { _ = try? await stores[store].refresh(userID: user) })
+            case 14..<36:
+                let moment = (server.timelines[user] ?? ["m0"]).randomElement(using: &generator) ?? "m0"
+                let isLiked = Bool.random(using: &generator)
+                trace("instance \(store): \(user) \(isLiked ? "likes" : "unlikes") \(moment)")
+                operations.append(Task { _ = try? await stores[store].setLike(isLiked, momentID: moment, userID: user) })
+            case 36..<39:
+                operations.randomElement(using: &generator)?.cancel()
+            case 39..<43:
+                if let probe = subscribers[store]?.removeValue(forKey: user) {
+                    probe.cancel()
+                } else {
+                    subscribers[store, default: [:]][user] = StreamProbe(await stores[store].updates(for: user))
+                }
+            case 43..<60:
+                if let id = pending.unprocessed.randomElement(using: &generator) { await service.process(id) }
+            case 60..<77:
+                if let id = pending.answered.randomElement(using: &generator) { await service.deliver(id) }
+            case 77..<81:
+                if let id = (pending.unprocessed + pending.answered).randomElement(using: &generator) { await service.fail(id) }
+            case 81..<98:
+                if let target = await storage.instancesWithAnnouncements.randomElement(using: &generator) {
+                    trace("announcement delivered to instance \(target)")
+                    await storage.deliverNext(to: target)
+                }
+            default:
+                trace("instance \(store)'s change feed is interrupted")
+                await storage.interrupt(store)
+            }
+            await settle(instances)
+            for (index, store) in stores.enumerated() { samples[index].append(await store.confirmedMoments) }
+            if tracing {
+                let calls = await service.log.suffix(6).joined(separator: "; ")
+                trace("  calls: \(calls)")
+                for line in await storage.log.suffix(3) { trace("  storage: \(line)") }
+                for (index, sample) in samples.enumerated() {
+                    let likes = sample.last?.sorted { $0.key < $1.key }.map { "\($0.key)[\(($0.value.likes ?? []).map(\.id).joined(separator: ","))]" }
+                    trace("  instance \(index) confirms \(likes?.joined(separator: " ") ?? "")")
+                }
+            }
+        }
+
+        let finished = Locked(0)
+        let started = operations.count
+        operations = operations.map { operation in Task { await operation.value; finished.update { $0 += 1 } } }
+        await quiesce(instances, using: &generator, progress: progress) { finished.value == started }
+        for operation in operations { await operation.value }
+        var failures: [String] = []
+
+        // Without lost answers, no final refresh is needed: every instance already agrees.
+        if await service.lostAnswers == 0 {
+            failures += await disagreements(instances, users: users, when: "before the final refresh")
+        }
+        for user in users {
+            let store = stores.randomElement(using: &generator) ?? stores[0]
+            let done = Locked(false)
+            let refresh = Task {
+                defer { done.update { $0 = true } }
+                return try await store.refresh(userID: user)
+            }
+            trace("final refresh of \(user)")
+            await quiesce(instances, using: &generator, progress: progress) { done.value }
+            if case .failure(let error) = await refresh.result { failures.append("the final refresh of \(user) failed: \(error)") }
+        }
+        failures += await disagreements(instances, users: users, when: "after the final refreshes")
+        for (index, subscribed) in subscribers {
+            for (user, probe) in subscribed {
+                let truth = await service.server.timeline(user)
+                if let last = await probe.waitUntil(timeout: .seconds(5), { $0 == truth }), last != truth {
+                    failures.append("instance \(index), user \(user): the last snapshot \(summary(last)) ≠ server \(summary(truth))")
+                }
+                probe.cancel()
+            }
+        }
+
+        printTrace()
+        let finalServer = await service.server
+        for (index, storeSamples) in samples.enumerated() {
+            var sampled: [SimulatedServer.LikeRegister: [Bool]] = [:]
+            for sample in storeSamples {
+                for (id, moment) in sample {
+                    for user in users {
+                        sampled[SimulatedServer.LikeRegister(momentID: id, userID: user), default: []]
+                            .append(moment.likes?.contains { $0.id == user } ?? false)
+                    }
+                }
+            }
+            for (register, values) in sampled where !finalServer.isMonotone(values, momentID: register.momentID, userID: register.userID) {
+                failures.append("instance \(index): register \(register.momentID)/\(register.userID) went back in confirmed state: sampled \(values), history \(finalServer.history[register] ?? [])")
+            }
+        }
+        return failures
+    }
+
+    /// Where a store, or the shared storage, differs from the server.
+    private func disagreements(_ instances: Instances, users: [String], when: String) async -> [String] {
+        var failures: [String] = []
+        for user in users {
+            let truth = await instances.service.server.timeline(user)
+            if let stored = await instances.storage.load(userID: user), stored != truth {
+                failures.append("\(when), user \(user): shared storage \(summary(stored)) ≠ server \(summary(truth))")
+            }
+            for (index, store) in instances.stores.enumerated() {
+                let held: MomentsDetails?
+                do {
+                    held = try await store.details(for: user)
+                } catch {
+                    failures.append("\(when), instance \(index), user \(user): cannot read: \(error)")
+                    continue
+                }
+                if let held, held != truth {
+                    let diagnostics = await store.diagnostics
+                    failures.append("\(when), instance \(index), user \(user): store \(summary(held)) ≠ server \(summary(truth)) [\(diagnostics)]")
+                }
+            }
+        }
+        return failures
+    }
+
+    /// Lets the stores react to the last step: yields until nothing observable changes.
+    private func settle(_ instances: Instances) async {
+        var last = await signature(instances)
+        var stable = 0
+        for _ in 0..<400 {
+            await Task.yield()
+            let now = await signature(instances)
+            if now == last {
+                stable += 1
+                if stable >= 4 { return }
+            } else {
+                stable = 0
+                last = now
+            }
+        }
+    }
+
+    private func signature(_ instances: Instances) async -> [Int] {
+        let pending = await instances.service.pending
+        var signature = [await instances.service.callsReceived, await instances.storage.operations]
+        for store in instances.stores { signature.append(await store.sharedEventsApplied) }
+        return signature + pending.unprocessed + [-1] + pending.answered
+    }
+
+    /// Whether every instance has applied every event delivered to it.
+    private func eventsApplied(_ instances: Instances) async -> Bool {
+        let delivered = await instances.storage.delivered
+        for (index, store) in instances.stores.enumerated() where await store.sharedEventsApplied != delivered[index] {
+            return false
+        }
+        return true
+    }
+
+    /// Answers every call and delivers every announcement, in a random order, until
+    /// `isDone` holds and nothing is waiting or in flight anywhere.
+    private func quiesce(
+        _ instances: Instances, using generator: inout SeededGenerator, progress: Locked<String?>,
+        until isDone: @Sendable () -> Bool = { true }
+    ) async {
+        let service = instances.service
+        let storage = instances.storage
+        while true {
+            let pending = await service.pending
+            let announced = await storage.instancesWithAnnouncements
+            if pending.unprocessed.isEmpty, pending.answered.isEmpty, announced.isEmpty, isDone() {
+                var diagnostics: [String] = []
+                for store in instances.stores { diagnostics.append(await store.diagnostics) }
+                progress.update { $0 = "waiting until the stores are idle: \(diagnostics.joined(separator: " | "))" }
+                let idle = Locked(false)
+                let waiter = Task {
+                    for store in instances.stores { await store.waitUntilIdle() }
+                    idle.update { $0 = true }
+                }
+                while !idle.value, await service.isEmpty, await storage.instancesWithAnnouncements.isEmpty {
+                    await settle(instances)
+                }
+                if idle.value, await service.isEmpty, await storage.instancesWithAnnouncements.isEmpty, await eventsApplied(instances) {
+                    return
+                }
+                _ = waiter
+                await settle(instances)
+                continue
+            }
+            progress.update { $0 = "pending calls \(pending), announcements for \(announced)" }
+            for id in pending.unprocessed.shuffled(using: &generator) { await service.process(id) }
+            for id in (pending.unprocessed + pending.answered).shuffled(using: &generator) { await service.deliver(id) }
+            for instance in announced.shuffled(using: &generator) { await storage.deliverNext(to: instance) }
+            await settle(instances)
+        }
+    }
+
+    private func summary(_ details: MomentsDetails) -> String {
+        details.moments.map { "\($0.id)[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
+    }
+}

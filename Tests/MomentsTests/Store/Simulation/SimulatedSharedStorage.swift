@@ -1,0 +1,186 @@
+import Foundation
+import Moments
+
+/// Storage that several simulated instances share, with the rules `PostgresPersistence`
+/// keeps: a moment row is replaced only by a value not certainly older than it (a value
+/// of unknown age only replaces another of unknown age), a moment no timeline holds is
+/// not kept, and each save announces what it wrote to every other instance.
+///
+/// Announcements wait in a per-instance inbox, in commit order, until the simulation
+/// delivers them; a delivery reads the rows as they are then, as a `LISTEN`ing
+/// connection does. An interruption drops an inbox and tells the instance so.
+actor SimulatedSharedStorage {
+    private struct Row<Value> {
+        var value: Value
+        var confirmed: ConfirmationInterval?
+    }
+
+    private struct Announcement {
+        var momentIDs: [String]
+        var userIDs: [String]
+    }
+
+    private var moments: [String: Row<Moment>] = [:]
+    private var timelines: [String: Row<StoredTimeline>] = [:]
+    private var inboxes: [[Announcement]]
+    private let feeds: [AsyncStream<SharedChangeEvent>.Continuation]
+    private nonisolated let streams: [AsyncStream<SharedChangeEvent>]
+    /// Saves and deliveries so far, for telling when the instances have settled.
+    private(set) var operations = 0
+    /// Each save and delivery, for traces of failing schedules.
+    private(set) var log: [String] = []
+    /// Events delivered to each instance so far.
+    private(set) var delivered: [Int]
+
+    init(instances: Int) {
+        var feeds: [AsyncStream<SharedChangeEvent>.Continuation] = []
+        var streams: [AsyncStream<SharedChangeEvent>] = []
+        for _ in 0..<instances {
+            let (stream, continuation) = AsyncStream<SharedChangeEvent>.makeStream()
+            streams.append(stream)
+            feeds.append(continuation)
+        }
+        self.feeds = feeds
+        self.streams = streams
+        inboxes = Array(repeating: [], count: instances)
+        delivered = Array(repeating: 0, count: instances)
+    }
+
+    /// Instance `instance`'s view: its persistence and change bus.
+    nonisolated func view(_ instance: Int) -> SimulatedInstanceStorage {
+        SimulatedInstanceStorage(storage: self, instance: instance, events: streams[instance])
+    }
+
+    // MARK: - The simulation's controls
+
+    /// The instances with announcements waiting.
+    var instancesWithAnnouncements: [Int] {
+        inboxes.indices.filter { !inboxes[$0].isEmpty }
+    }
+
+    /// Delivers `instance`'s oldest waiting announcement, read from the rows as they are now.
+    func deliverNext(to instance: Int) {
+        guard !inboxes[instance].isEmpty else { return }
+        let announcement = inboxes[instance].removeFirst()
+        log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })")
+        operations += 1
+        delivered[instance] += 1
+        feeds[instance].yield(.committed(committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs)))
+    }
+
+    /// `instance`'s connection is lost and found again: what was announced meanwhile is lost.
+    func interrupt(_ instance: Int) {
+        inboxes[instance] = []
+        operations += 1
+        delivered[instance] += 1
+        feeds[instance].yield(.interrupted)
+    }
+
+    // MARK: - Persistence
+
+    func load(userID: String) -> MomentsDetails? {
+        timelines[userID]?.value.assemble(for: userID) { moments[$0]?.value }
+    }
+
+    func save(_ batch: PersistenceBatch, from instance: Int) throws {
+        for (userID, timeline) in batch.timelines {
+            if let duplicate = timeline.duplicateMomentID {
+                throw PersistenceError.duplicateMoment(duplicate, location: "shared", userID: userID)
+            }
+            for entry in timeline.entries where batch.moments[entry.momentID] == nil && moments[entry.momentID] == nil {
+                throw PersistenceError.missingMoment(entry.momentID, location: "shared", userID: userID)
+            }
+        }
+        var released: Set<String> = []
+        for (userID, timeline) in batch.timelines {
+            if let old = timelines[userID] { released.formUnion(old.value.entries.map(\.momentID)) }
+            timelines[userID] = Row(value: timeline, confirmed: batch.confirmedWithin)
+        }
+        let held = Set(timelines.values.flatMap { $0.value.entries.map(\.momentID) })
+        var written: [String] = []
+        for (id, moment) in batch.moments.sorted(by: { $0.key < $1.key }) where held.contains(id) {
+            if let existing = moments[id], !Self.replaces(batch.confirmedWithin, existing.confirmed) { continue }
+            var stored = moment
+            stored.isLiked = nil
+            moments[id] = Row(value: stored, confirmed: batch.confirmedWithin)
+            written.append(id)
+        }
+        log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) within \(Self.describe(batch.confirmedWithin)): "
+            + written.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " "))
+        for id in released where !held.contains(id) { moments[id] = nil }
+        operations += 1
+        let announcement = Announcement(momentIDs: written, userIDs: batch.timelines.keys.sorted())
+        guard !announcement.momentIDs.isEmpty || !announcement.userIDs.isEmpty else { return }
+        for other in inboxes.indices where other != instance { inboxes[other].append(announcement) }
+    }
+
+    /// `PostgresRows`' rule: a value of unknown age replaces only another of unknown age;
+    /// a confirmed value replaces any row the server did not certainly confirm after it.
+    private static func replaces(_ incoming: ConfirmationInterval?, _ existing: ConfirmationInterval?) -> Bool {
+        guard let incoming else { return existing == nil }
+        guard let existing, let existingStart = existing.notBefore else { return true }
+        return existingStart <= incoming.notAfter
+    }
+
+    private static func describe(_ interval: ConfirmationInterval?) -> String {
+        guard let interval else { return "unknown" }
+        let base = 1_800_000_000.0
+        return "[\(interval.notBefore.map { String(format: "%.4f", $0.timeIntervalSince1970 - base) } ?? "?"), \(String(format: "%.4f", interval.notAfter.timeIntervalSince1970 - base))]"
+    }
+
+    func userIDs(holding momentID: String) -> [String] {
+        timelines.filter { $0.value.value.entries.contains { $0.momentID == momentID } }.keys.sorted()
+    }
+
+    func remove(userID: String) {
+        guard let old = timelines.removeValue(forKey: userID) else { return }
+        let held = Set(timelines.values.flatMap { $0.value.entries.map(\.momentID) })
+        for entry in old.value.entries where !held.contains(entry.momentID) { moments[entry.momentID] = nil }
+    }
+
+    func userIDs() -> [String] {
+        timelines.keys.sorted()
+    }
+
+    func removeAll() {
+        moments = [:]
+        timelines = [:]
+    }
+
+    func committedState(momentIDs: [String], userIDs: [String]) -> SharedCommit {
+        var commit = SharedCommit()
+        var ids = Set(momentIDs)
+        for userID in userIDs { ids.formUnion(timelines[userID]?.value.entries.map(\.momentID) ?? []) }
+        for id in ids.sorted() {
+            if let row = moments[id] { commit.moments.append(CommittedMoment(moment: row.value, confirmedWithin: row.confirmed)) }
+        }
+        for userID in userIDs.sorted() {
+            if let row = timelines[userID], let details = load(userID: userID) {
+                commit.timelines.append(CommittedTimeline(userID: userID, details: details, confirmedWithin: row.confirmed))
+            }
+        }
+        return commit
+    }
+}
+
+/// One instance's view of ``SimulatedSharedStorage``: its persistence and its change bus.
+/// ``sharedChanges()`` returns the one stream the storage made for the instance.
+struct SimulatedInstanceStorage: MomentsPersistence, MomentsChangeBus {
+    let storage: SimulatedSharedStorage
+    let instance: Int
+    let events: AsyncStream<SharedChangeEvent>
+
+    func load(userID: String) async throws -> MomentsDetails? { await storage.load(userID: userID) }
+    func save(_ batch: PersistenceBatch) async throws { try await storage.save(batch, from: instance) }
+    func userIDs(holding momentID: String) async throws -> [String] { await storage.userIDs(holding: momentID) }
+    func remove(userID: String) async throws { await storage.remove(userID: userID) }
+    func userIDs() async throws -> [String] { await storage.userIDs() }
+    func removeAll() async throws { await storage.removeAll() }
+    func checkWritable() async throws {}
+
+    func sharedChanges() -> AsyncStream<SharedChangeEvent> { events }
+
+    func committedState(momentIDs: [String], userIDs: [String]) async throws -> SharedCommit {
+        await storage.committedState(momentIDs: momentIDs, userIDs: userIDs)
+    }
+}
