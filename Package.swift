@@ -34,7 +34,7 @@ let package = Package(
         ),
         .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsCPostgres", "MomentsSupport"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
-        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCurl"]),
+        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsPostgres", "MomentsNetworking", "MomentsCurl"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(

@@ -3,7 +3,7 @@ import Foundation
 enum Commands {
     static let connection: [(name: String, help: String)] = [
         ("base-url", "the BFF's base URL, e.g. http://127.0.0.1:8080 (default: $MOMENTS_BASE_URL)"),
-        ("store", "where timelines are kept: sqlite:PATH | json:DIR | memory (default: sqlite:moments.sqlite)"),
+        ("store", "where timelines are kept: sqlite:PATH | json:DIR | postgres:CONNECTION (shared with other instances) | memory (default: sqlite:moments.sqlite)"),
         ("token", "send this token as 'Authorization: Bearer <token>'"),
         ("timeout", "seconds allowed per request, 0 to 3600 (default: 10)"),
         ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),

@@ -41,7 +41,7 @@ struct Connection {
         return url
     }
 
-    init(_ arguments: ParsedArguments, environment: [String: String]) throws {
+    init(_ arguments: ParsedArguments, environment: [String: String]) async throws {
         guard let text = arguments.option("base-url") ?? environment["MOMENTS_BASE_URL"] else {
             throw UsageError(message: "no BFF given: pass --base-url URL or set MOMENTS_BASE_URL (or try 'moments demo')")
         }
@@ -75,7 +75,10 @@ struct Connection {
             }
             if let token { $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token)) }
         }
-        persistence = try location.open()
-        store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence)
+        let (persistence, changeBus) = try await location.open()
+        self.persistence = persistence
+        store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence, configuration: .init {
+            $0.changeBus = changeBus
+        })
     }
 }

@@ -120,6 +120,9 @@ public enum MomentsCommandLine {
             case .ioFailure: text = "cannot use the store at \(error.location): \(reason); check that it can be written, or pick another with --store"
             case .corruptedData: text = "the store at \(error.location) is damaged: \(reason); a refresh replaces a damaged timeline, or remove the file"
             case .unsupportedVersion: text = "the store at \(error.location) was written by a newer version of moments: \(reason)"
+            case .connectionFailed: text = "cannot connect to the store at \(error.location): \(reason)"
+            case .authenticationFailed: text = "the store at \(error.location) refused the credentials: \(reason); check the user and password in --store"
+            case .connectionLost: text = "the connection to the store at \(error.location) was lost: \(reason); try again"
             default: text = "the store at \(error.location) failed: \(reason)"
             }
             if verbose { text += " [\(error)]" }
@@ -146,7 +149,7 @@ public enum MomentsCommandLine {
         let details: MomentsDetails
         if arguments.has("offline") {
             let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
-            guard let stored = try await location.open().load(userID: user) else {
+            guard let stored = try await location.open().persistence.load(userID: user) else {
                 throw CommandFailure("no stored timeline for user \(user); run 'moments timeline --user \(user)' with a BFF first")
             }
             details = stored
@@ -164,7 +167,7 @@ public enum MomentsCommandLine {
         let user = arguments.option("user") ?? ""
         let momentID = arguments.option("moment") ?? ""
         let isLiked = arguments.command == .like
-        let connection = try Connection(arguments, environment: environment)
+        let connection = try await Connection(arguments, environment: environment)
         // A like the store could not record must not reach the BFF.
         try await connection.persistence.checkWritable()
         let details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
@@ -193,7 +196,7 @@ public enum MomentsCommandLine {
             }
             interval = .milliseconds(Int(seconds * 1000))
         }
-        let connection = try Connection(arguments, environment: environment)
+        let connection = try await Connection(arguments, environment: environment)
         var users = user.map { [$0] } ?? []
         if watchesAll {
             users = Array(Set(users).union(try await connection.persistence.userIDs())).sorted()

@@ -45,7 +45,11 @@ import Testing
         #expect(try StoreLocation.parse("sqlite:/var/m.sqlite") == .sqlite("/var/m.sqlite"))
         #expect(try StoreLocation.parse("json:data") == .json("data"))
         #expect(try StoreLocation.parse("memory") == .memory)
-        #expect(throws: UsageError.self) { try StoreLocation.parse("postgres://x") }
+        #expect(try StoreLocation.parse("postgres:host=db dbname=moments") == .postgres("host=db dbname=moments"))
+        #expect(try StoreLocation.parse("postgresql://app@db/moments") == .postgres("postgresql://app@db/moments"))
+        #expect(try StoreLocation.parse("postgres://app@db/moments") == .postgres("postgres://app@db/moments"))
+        #expect(throws: UsageError.self) { try StoreLocation.parse("postgres:") }
+        #expect(throws: UsageError.self) { try StoreLocation.parse("mysql://x") }
         #expect(throws: UsageError.self) { try StoreLocation.parse("sqlite:") }
     }
 

@@ -4,35 +4,11 @@ import Testing
 
 /// The built `moments` executable, run as a user would.
 @Suite struct ExecutableTests {
-    private var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("moments")
-    }
-
-    private func run(_ arguments: [String], in directory: URL, interruptAfter: Duration? = nil) async throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.discardingCoverageProfile()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        if let interruptAfter {
-            try await Task.sleep(for: interruptAfter)
-            process.interrupt()
-        }
-        async let output = out.fileHandleForReading.readToEndOffPool()
-        async let errors = err.fileHandleForReading.readToEndOffPool()
-        let status = await process.exitStatus()
-        return (status, String(decoding: await output, as: UTF8.self), String(decoding: await errors, as: UTF8.self))
-    }
-
     @Test func theDemoRunsTheWholeStoryAndExitsZero() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
 
-        let result = try await run(["demo"], in: directory.url)
+        let result = try await MomentsExecutable.run(["demo"], in: directory.url)
 
         #expect(result.status == 0, "stderr: \(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
@@ -49,7 +25,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
 
-        let result = try await run(["demo", "--store", "sqlite:kept.sqlite"], in: directory.url)
+        let result = try await MomentsExecutable.run(["demo", "--store", "sqlite:kept.sqlite"], in: directory.url)
 
         #expect(result.status == 0, "stderr: \(result.err)")
         #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("kept.sqlite").path))
@@ -60,7 +36,7 @@ import Testing
         defer { directory.remove() }
         let process = Process()
         process.discardingCoverageProfile()
-        process.executableURL = executable
+        process.executableURL = MomentsExecutable.url
         process.arguments = ["demo"]
         process.currentDirectoryURL = directory.url
         let out = Pipe()
@@ -98,7 +74,7 @@ import Testing
         defer { directory.remove() }
         let process = Process()
         process.discardingCoverageProfile()
-        process.executableURL = executable
+        process.executableURL = MomentsExecutable.url
         process.arguments = ["watch", "--user", "0", "--interval", "0.2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"]
         process.currentDirectoryURL = directory.url
         let out = Pipe(), err = Pipe()
@@ -132,14 +108,14 @@ import Testing
         defer { directory.remove() }
         let connection = ["--base-url", bff.baseURL.absoluteString, "--store", "sqlite:s.sqlite"]
         for user in ["0", "1"] {
-            let fetched = try await run(["timeline", "--user", user] + connection, in: directory.url)
+            let fetched = try await MomentsExecutable.run(["timeline", "--user", user] + connection, in: directory.url)
             #expect(fetched.status == 0, "\(fetched.err)")
         }
 
         let process = Process()
 
         process.discardingCoverageProfile()
-        process.executableURL = executable
+        process.executableURL = MomentsExecutable.url
         process.arguments = ["watch", "--all", "--json", "--interval", "0.1"] + connection
         process.currentDirectoryURL = directory.url
         let out = Pipe()
@@ -153,7 +129,7 @@ import Testing
             // Once both timelines are loaded, another client likes moment 2 (in both).
             if !liked, lines.contains(where: { $0.contains(#""reason":"loaded""#) && $0.contains(#""user":"1""#) }) {
                 liked = true
-                let like = try await run(["like", "--user", "3", "--moment", "2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"], in: directory.url)
+                let like = try await MomentsExecutable.run(["like", "--user", "3", "--moment", "2", "--base-url", bff.baseURL.absoluteString, "--store", "memory"], in: directory.url)
                 #expect(like.status == 0, "\(like.err)")
             }
             if line.contains(#""type":"moment""#) || lines.count > 200 { break }
@@ -178,8 +154,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
 
-        let help = try await run(["help"], in: directory.url)
-        let wrong = try await run(["timeline", "--nope"], in: directory.url)
+        let help = try await MomentsExecutable.run(["help"], in: directory.url)
+        let wrong = try await MomentsExecutable.run(["timeline", "--nope"], in: directory.url)
 
         #expect(help.status == 0 && help.out.contains("moments demo"))
         #expect(wrong.status == 2)

@@ -1,0 +1,47 @@
+import Foundation
+import MomentsTestSupport
+
+/// The built `moments` executable, run as a user would.
+enum MomentsExecutable {
+    /// Beside the test bundle, in the build directory.
+    static var url: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("moments")
+    }
+
+    /// Runs `moments` with `arguments` in `directory` to its end (interrupted after
+    /// `interruptAfter`, if given); returns its status and output.
+    static func run(_ arguments: [String], in directory: URL, interruptAfter: Duration? = nil) async throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.discardingCoverageProfile()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        if let interruptAfter {
+            try await Task.sleep(for: interruptAfter)
+            process.interrupt()
+        }
+        async let output = out.fileHandleForReading.readToEndOffPool()
+        async let errors = err.fileHandleForReading.readToEndOffPool()
+        let status = await process.exitStatus()
+        return (status, String(decoding: await output, as: UTF8.self), String(decoding: await errors, as: UTF8.self))
+    }
+
+    /// Starts `moments` with `arguments` in `directory`; its standard output arrives as
+    /// lines, its standard error is discarded.
+    static func start(_ arguments: [String], in directory: URL) throws -> (process: Process, lines: AsyncStream<String>) {
+        let process = Process()
+        process.discardingCoverageProfile()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, LineReader(out.fileHandleForReading).lines)
+    }
+}
