@@ -2,40 +2,78 @@ import Foundation
 
 /// What one committed save announces with `NOTIFY`: who wrote it and which rows.
 ///
-/// PostgreSQL limits a payload to 8,000 bytes; an announcement too long for that says
-/// only "everything", and receivers resynchronise what they hold.
+/// PostgreSQL limits a payload to 8,000 bytes. An announcement of rows too long for that
+/// says only "everything", and receivers resynchronise what they hold; contested
+/// moments (which the writer must hear of too) go in announcements of their own, split
+/// to fit.
 struct ChangeAnnouncement: Codable, Hashable {
     /// The writing instance's id.
     var origin: String
     var momentIDs: [String]
     var userIDs: [String]
+    /// Moments whose save replaced a different value of unknown order: announced to
+    /// every instance, the writer included.
+    var contested: [String]
     /// Too many rows to list: resynchronise.
-    var everything = false
+    var everything: Bool
 
     static let maximumPayload = 7_900
 
-    var isEmpty: Bool { momentIDs.isEmpty && userIDs.isEmpty && !everything }
+    var isEmpty: Bool { momentIDs.isEmpty && userIDs.isEmpty && contested.isEmpty && !everything }
 
     private enum CodingKeys: String, CodingKey {
-        case origin = "o", momentIDs = "m", userIDs = "u", everything = "all"
+        case origin = "o", momentIDs = "m", userIDs = "u", contested = "c", everything = "all"
     }
 
-    var payload: String {
-        let text = (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
-        if let text, text.utf8.count <= Self.maximumPayload { return text }
-        return #"{"o":"\#(origin)","m":[],"u":[],"all":true}"#
-    }
-
-    init(origin: String, momentIDs: [String], userIDs: [String], everything: Bool = false) {
+    init(origin: String, momentIDs: [String], userIDs: [String], contested: [String] = [], everything: Bool = false) {
         self.origin = origin
         self.momentIDs = momentIDs
         self.userIDs = userIDs
+        self.contested = contested
         self.everything = everything
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        origin = try container.decode(String.self, forKey: .origin)
+        momentIDs = try container.decodeIfPresent([String].self, forKey: .momentIDs) ?? []
+        userIDs = try container.decodeIfPresent([String].self, forKey: .userIDs) ?? []
+        contested = try container.decodeIfPresent([String].self, forKey: .contested) ?? []
+        everything = try container.decodeIfPresent(Bool.self, forKey: .everything) ?? false
     }
 
     /// The announcement in `payload`; `nil` for a payload of another writer.
     init?(payload: String) {
         guard let decoded = try? JSONDecoder().decode(ChangeAnnouncement.self, from: Data(payload.utf8)) else { return nil }
         self = decoded
+    }
+
+    /// The payloads to send: the rows (or "everything"), then the contested moments in
+    /// as many payloads as they need.
+    var payloads: [String] {
+        var payloads: [String] = []
+        let rows = ChangeAnnouncement(origin: origin, momentIDs: momentIDs, userIDs: userIDs, everything: everything)
+        if !rows.isEmpty {
+            payloads.append(rows.encoded.flatMap { $0.utf8.count <= Self.maximumPayload ? $0 : nil }
+                ?? ChangeAnnouncement(origin: origin, momentIDs: [], userIDs: [], everything: true).encoded ?? "")
+        }
+        var chunk: [String] = []
+        for id in contested {
+            let candidate = ChangeAnnouncement(origin: origin, momentIDs: chunk + [id], userIDs: [], contested: chunk + [id])
+            if (candidate.encoded?.utf8.count ?? .max) > Self.maximumPayload, !chunk.isEmpty {
+                payloads.append(ChangeAnnouncement(origin: origin, momentIDs: chunk, userIDs: [], contested: chunk).encoded ?? "")
+                chunk = [id]
+            } else {
+                chunk.append(id)
+            }
+        }
+        if !chunk.isEmpty {
+            payloads.append(ChangeAnnouncement(origin: origin, momentIDs: chunk, userIDs: [], contested: chunk).encoded ?? "")
+        }
+        return payloads.filter { !$0.isEmpty && $0.utf8.count <= Self.maximumPayload }
+    }
+
+    private var encoded: String? {
+        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

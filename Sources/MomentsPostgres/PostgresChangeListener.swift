@@ -157,12 +157,18 @@ final class PostgresChangeListener: Sendable {
                 continue
             }
             for notification in received {
-                guard let announcement = ChangeAnnouncement(payload: notification.payload), announcement.origin != instanceID else { continue }
+                guard let announcement = ChangeAnnouncement(payload: notification.payload) else { continue }
+                // This instance's own saves are not delivered, but for what they contested.
+                let isOwn = announcement.origin == instanceID
+                if isOwn, announcement.contested.isEmpty { continue }
                 if announcement.everything {
                     deliver(.interrupted)
                     continue
                 }
-                let commit = try PostgresRows.committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs, on: connection)
+                let commit = try PostgresRows.committedState(
+                    momentIDs: isOwn ? announcement.contested : announcement.momentIDs, userIDs: isOwn ? [] : announcement.userIDs,
+                    contested: Set(announcement.contested), on: connection
+                )
                 deliver(.committed(commit))
             }
         }

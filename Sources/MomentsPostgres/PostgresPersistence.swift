@@ -28,7 +28,10 @@ import Foundation
 ///   the stored one, nor a confirmed value by one of unknown age (from a cache).
 /// - Each save that writes moments or timelines announces them with `NOTIFY` from the
 ///   same transaction (nothing is announced that did not commit), tagged with this
-///   instance's ``instanceID``, so the instance never applies its own changes.
+///   instance's ``instanceID``, so the instance never applies its own changes. A moment
+///   whose save replaced a different value confirmed at an overlapping time is
+///   contested: announced to every instance, this one included, so the server settles
+///   which came last.
 /// - A connection lost during a call is opened again and the call retried once: every
 ///   call is a read or an idempotent write. A second loss throws
 ///   ``PersistenceError/Code-swift.struct/connectionLost``.
@@ -119,9 +122,11 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         try await run(userID: batch.timelines.count == 1 ? batch.timelines.keys.first : nil) { connection in
             try Self.transaction(on: connection) {
                 let written = try PostgresRows.write(batch, on: connection)
-                let announcement = ChangeAnnouncement(origin: instanceID, momentIDs: written, userIDs: batch.timelines.keys.sorted())
-                if !announcement.isEmpty {
-                    try connection.query("SELECT pg_notify($1, $2)", [channel, announcement.payload])
+                let announcement = ChangeAnnouncement(
+                    origin: instanceID, momentIDs: written.momentIDs, userIDs: batch.timelines.keys.sorted(), contested: written.contested
+                )
+                for payload in announcement.payloads {
+                    try connection.query("SELECT pg_notify($1, $2)", [channel, payload])
                 }
             }
         }

@@ -21,9 +21,16 @@ enum PostgresRows {
 
     // MARK: Writing
 
-    /// Writes `batch` in the current transaction; returns the ids of the moments written
-    /// (a moment no timeline holds is not stored).
-    static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> [String] {
+    /// What a write changed: the moments written (a moment no timeline holds is not
+    /// stored), and those among them whose write replaced a different value of unknown
+    /// order (see `MomentsChangeBus`).
+    struct Written {
+        var momentIDs: [String] = []
+        var contested: [String] = []
+    }
+
+    /// Writes `batch` in the current transaction.
+    static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> Written {
         let confirmed = (notBefore: batch.confirmedWithin?.notBefore.map(microseconds), notAfter: batch.confirmedWithin.map { microseconds($0.notAfter) })
         var released: [String] = []
         let users = batch.timelines.keys.sorted()
@@ -63,7 +70,7 @@ enum PostgresRows {
                     """, [PostgresArray.literal(entryUsers), PostgresArray.literal(positions), PostgresArray.literal(momentIDs), PostgresArray.literal(likes)])
             }
         }
-        var written: [String] = []
+        var written = Written()
         let ids = batch.moments.keys.sorted()
         if !ids.isEmpty {
             let values = try ids.map { id -> String in
@@ -73,19 +80,32 @@ enum PostgresRows {
             }
             // The database never goes back: a row the server certainly confirmed after
             // the incoming value was computed stays, and a value of unknown age (from a
-            // cache) never replaces a confirmed one.
+            // cache) never replaces a confirmed one. A replaced row that held another
+            // value, confirmed no earlier than the incoming one may have been, is
+            // contested. (`old` reads the rows as they were before this statement.)
             let result = try connection.query("""
-                INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
-                SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
-                WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
-                ON CONFLICT (id) DO UPDATE SET value = excluded.value,
-                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
-                WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
-                    OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
-                        OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
-                RETURNING id
+                WITH old AS (
+                    SELECT id, value::text AS value, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[])
+                ), written AS (
+                    INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
+                    SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
+                    WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
+                    ON CONFLICT (id) DO UPDATE SET value = excluded.value,
+                        confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+                    WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
+                        OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
+                            OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
+                    RETURNING id, value::text AS value
+                )
+                SELECT w.id, o.value IS NOT NULL AND o.value <> w.value AND $3::bigint IS NOT NULL
+                    AND o.confirmed_not_after >= $3::bigint
+                FROM written w LEFT JOIN old o ON o.id = w.id ORDER BY w.id
                 """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
-            written = (0..<result.rowCount).compactMap { result.text($0, 0).map(StoredID.decode) }
+            for row in 0..<result.rowCount {
+                guard let id = result.text(row, 0).map(StoredID.decode) else { continue }
+                written.momentIDs.append(id)
+                if result.text(row, 1) == "t" { written.contested.append(id) }
+            }
         }
         try removeStoredOrphans(released, on: connection)
         return written
@@ -144,7 +164,7 @@ enum PostgresRows {
     }
 
     /// The stored moments among `ids`, with when each was confirmed.
-    static func moments(_ ids: [String], on connection: PostgresConnection) throws -> [CommittedMoment] {
+    static func moments(_ ids: [String], contested: Set<String> = [], on connection: PostgresConnection) throws -> [CommittedMoment] {
         guard !ids.isEmpty else { return [] }
         let result = try connection.query(
             "SELECT id, value, confirmed_not_before, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id",
@@ -152,14 +172,16 @@ enum PostgresRows {
         )
         return try (0..<result.rowCount).map { row in
             let moment: Moment = try decode(result.text(row, 1), userID: nil, what: "moment \(StoredID.decode(result.text(row, 0) ?? "").debugDescription)")
-            return CommittedMoment(moment: moment, confirmedWithin: interval(result, row: row, from: 2))
+            return CommittedMoment(moment: moment, confirmedWithin: interval(result, row: row, from: 2), isContested: contested.contains(moment.id))
         }
     }
 
     /// What the database holds for `momentIDs` and the timelines of `userIDs`, read from
     /// one snapshot: every moment a timeline lists is among the commit's moments, with
     /// the age of its own row (see `SharedCommit`).
-    static func committedState(momentIDs: [String], userIDs: [String], on connection: PostgresConnection) throws -> SharedCommit {
+    static func committedState(
+        momentIDs: [String], userIDs: [String], contested: Set<String> = [], on connection: PostgresConnection
+    ) throws -> SharedCommit {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             var commit = SharedCommit()
@@ -170,7 +192,7 @@ enum PostgresRows {
                     ids.formUnion(details.moments.map(\.id))
                 }
             }
-            commit.moments = try moments(ids.sorted(), on: connection)
+            commit.moments = try moments(ids.sorted(), contested: contested, on: connection)
             try connection.execute("COMMIT")
             return commit
         } catch {
@@ -194,8 +216,12 @@ enum PostgresRows {
         Date(timeIntervalSince1970: Double(microseconds) / 1e6)
     }
 
+    /// Keys in a fixed order, so equal values are equal texts (contested rows are found
+    /// by comparing them).
     private static func json(_ value: (some Encodable)?) throws -> String {
-        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     private static func decode<T: Decodable>(_ text: String?, userID: String?, what: String) throws -> T {

@@ -6,7 +6,11 @@ public import Foundation
 ///
 /// A bus must:
 /// - deliver only changes that committed, and never the receiving instance's own
-///   (no echo loops);
+///   (no echo loops), except a moment the storage found contested (below), which goes
+///   to every instance, the writer included;
+/// - mark a moment contested when a save replaced a different value of it whose order
+///   against the saved one cannot be known (their confirmation intervals overlap): two
+///   instances confirmed concurrent changes, and only the server knows which came last;
 /// - carry, with each moment and timeline, when the server confirmed it
 ///   (``ConfirmationInterval``), so receivers can order it against their own answers;
 /// - report ``SharedChangeEvent/interrupted`` whenever events may have been lost (a
@@ -54,11 +58,15 @@ public struct CommittedMoment: Sendable, Hashable {
     public var moment: Moment
     /// When the server computed it; `nil` if unknown (of unknown age).
     public var confirmedWithin: ConfirmationInterval?
+    /// Whether the save replaced a different value of unknown order against this one:
+    /// every instance holding the moment asks the server again.
+    public var isContested: Bool
 
-    /// `moment`, confirmed within `interval`.
-    public init(moment: Moment, confirmedWithin interval: ConfirmationInterval?) {
+    /// `moment`, confirmed within `interval`, contested or not.
+    public init(moment: Moment, confirmedWithin interval: ConfirmationInterval?, isContested: Bool = false) {
         self.moment = moment
         self.confirmedWithin = interval
+        self.isContested = isContested
     }
 }
 

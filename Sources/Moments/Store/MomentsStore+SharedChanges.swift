@@ -37,6 +37,9 @@ extension MomentsStore {
                 let applied = try state.apply(
                     timeline.details, for: timeline.userID, evidence: evidence, source: .shared, momentEvidence: momentEvidence
                 ) { likeChains[$0] != nil }
+                debug("applied another instance's timeline: " + timeline.details.moments.map(\.id).map(confirmedLikers).joined(separator: " ")
+                      + (applied.needsConvergence ? "; refetching" : "") + (applied.contestedLikers.isEmpty ? "" : "; contests \(applied.contestedLikers.map(\.userID))"),
+                      userID: timeline.userID)
                 settle(applied, holder: timeline.userID)
                 publish(applied, for: timeline.userID, likedBy: nil, likedMoment: nil)
             } catch {
@@ -45,7 +48,14 @@ extension MomentsStore {
         }
         for committed in commit.moments {
             let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
-            let applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
+            var applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
+            if committed.isContested, state.noteContested(committed.moment.id) {
+                debug("another instance's save of \(committed.moment.id) contested a value of unknown order", userID: "")
+                applied.needsConvergence = true
+            }
+            debug("applied another instance's moment \(committed.moment.id)[\((committed.moment.likes ?? []).map(\.id).joined(separator: ","))]: holds \(confirmedLikers(committed.moment.id))"
+                  + (applied.needsConvergence ? "; refetching" : "") + (applied.contestedLikers.isEmpty ? "" : "; contests \(applied.contestedLikers.map(\.userID))"),
+                  userID: "")
             settle(applied, holder: state.holders(of: committed.moment.id).min())
             publish(applied, for: "", likedBy: nil, likedMoment: nil)
         }

@@ -377,6 +377,7 @@ public actor MomentsStore {
             deferredLikers.remove(key)
         }
         if likeChains[key] == nil, contestedLikers.remove(key) != nil {
+            debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
             scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
         }
         guard let generation else { return }
@@ -414,6 +415,10 @@ public actor MomentsStore {
         }
         let likeChains = self.likeChains
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
+        debug("applied \(momentID.map { "the answer to a like of \($0)" } ?? "a timeline") from \(answer.origin): "
+              + answer.details.moments.map { "\(confirmedLikers($0.id)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ",")))" }.joined(separator: " ")
+              + (applied.needsConvergence ? "; refetching" : "") + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())"),
+              userID: userID)
         if source != .cache { applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence) }
         if state.likesAreExclusive {
             deferredLikers.formUnion(applied.deferredLikers)
@@ -582,6 +587,18 @@ public actor MomentsStore {
         let waiters = idleWaiters
         idleWaiters = []
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// A debug record of an ordering decision, built only if a log handler is set.
+    func debug(_ message: @autoclosure () -> String, userID: String) {
+        guard let handler = configuration.logHandler else { return }
+        handler(LogRecord(level: .debug, message: message(), metadata: ["userID": userID]))
+    }
+
+    /// `momentID`'s confirmed likers, for debug records.
+    func confirmedLikers(_ momentID: String) -> String {
+        guard let likes = state.records[momentID]?.value.likes else { return "\(momentID)[?]" }
+        return "\(momentID)[\(likes.map(\.id).joined(separator: ","))]"
     }
 
     func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {

@@ -185,7 +185,7 @@ struct StoreState {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
                 for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
             }
-            if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) {
+            if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) || confirmsSharedLike(moment, pin: momentPin) {
                 applied.batch.moments[moment.id] = records[moment.id]?.value
             }
         }
@@ -313,6 +313,23 @@ struct StoreState {
         }
         divergentMoments.insert(moment.id)
         return (contested.isEmpty, contested)
+    }
+
+    /// Notes that shared storage holds a contested value of `momentID` (see
+    /// ``MomentsChangeBus``): the server's next answer is written whatever it changes
+    /// here. Returns whether this store holds the moment, and so must ask the server.
+    mutating func noteContested(_ momentID: String) -> Bool {
+        guard records[momentID] != nil else { return false }
+        divergentMoments.insert(momentID)
+        return true
+    }
+
+    /// Whether `moment` is the moment a like of this store just confirmed, in storage
+    /// shared with other instances: written even when nothing changed here, since
+    /// another instance may have written a different value of the same register.
+    private func confirmsSharedLike(_ moment: Moment, pin: LikePin?) -> Bool {
+        guard !likesAreExclusive, let pin, let record = records[moment.id] else { return false }
+        return record.value.agrees(with: pin)
     }
 
     /// Whether `moment` (a server's answer, merged) settles a difference with shared

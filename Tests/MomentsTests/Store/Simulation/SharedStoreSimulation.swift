@@ -64,6 +64,11 @@ struct SharedStoreSimulation {
                 $0.changeBus = storage.view(index)
                 $0.clockSkewTolerance = tolerance
                 $0.maximumTimelinesInMemory = capacity
+                if tracing {
+                    $0.logHandler = { [traced] record in
+                        traced.update { $0.append("  instance \(index) \(record.level): \(record.message) \(record.metadata["userID"].map { "(user \($0))" } ?? "")") }
+                    }
+                }
             })
         }
         let instances = Instances(stores: stores, storage: storage, service: service)

@@ -4,7 +4,8 @@ import Moments
 /// Storage that several simulated instances share, with the rules `PostgresPersistence`
 /// keeps: a moment row is replaced only by a value not certainly older than it (a value
 /// of unknown age only replaces another of unknown age), a moment no timeline holds is
-/// not kept, and each save announces what it wrote to every other instance.
+/// not kept, and each save announces what it wrote to every other instance (and to the
+/// writer too, for moments whose save replaced a different value of unknown order).
 ///
 /// Announcements wait in a per-instance inbox, in commit order, until the simulation
 /// delivers them; a delivery reads the rows as they are then, as a `LISTEN`ing
@@ -18,6 +19,8 @@ actor SimulatedSharedStorage {
     private struct Announcement {
         var momentIDs: [String]
         var userIDs: [String]
+        /// Moments whose save replaced a different value of unknown order.
+        var contested: Set<String> = []
     }
 
     private var moments: [String: Row<Moment>] = [:]
@@ -62,10 +65,14 @@ actor SimulatedSharedStorage {
     func deliverNext(to instance: Int) {
         guard !inboxes[instance].isEmpty else { return }
         let announcement = inboxes[instance].removeFirst()
+        var commit = committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs)
+        for index in commit.moments.indices where announcement.contested.contains(commit.moments[index].moment.id) {
+            commit.moments[index].isContested = true
+        }
         log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })")
         operations += 1
         delivered[instance] += 1
-        feeds[instance].yield(.committed(committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs)))
+        feeds[instance].yield(.committed(commit))
     }
 
     /// `instance`'s connection is lost and found again: what was announced meanwhile is lost.
@@ -98,10 +105,14 @@ actor SimulatedSharedStorage {
         }
         let held = Set(timelines.values.flatMap { $0.value.entries.map(\.momentID) })
         var written: [String] = []
+        var contested: Set<String> = []
         for (id, moment) in batch.moments.sorted(by: { $0.key < $1.key }) where held.contains(id) {
             if let existing = moments[id], !Self.replaces(batch.confirmedWithin, existing.confirmed) { continue }
             var stored = moment
             stored.isLiked = nil
+            if let existing = moments[id], existing.value != stored, Self.overlaps(existing.confirmed, batch.confirmedWithin) {
+                contested.insert(id)
+            }
             moments[id] = Row(value: stored, confirmed: batch.confirmedWithin)
             written.append(id)
         }
@@ -109,9 +120,18 @@ actor SimulatedSharedStorage {
             + written.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " "))
         for id in released where !held.contains(id) { moments[id] = nil }
         operations += 1
-        let announcement = Announcement(momentIDs: written, userIDs: batch.timelines.keys.sorted())
+        let announcement = Announcement(momentIDs: written, userIDs: batch.timelines.keys.sorted(), contested: contested)
         guard !announcement.momentIDs.isEmpty || !announcement.userIDs.isEmpty else { return }
         for other in inboxes.indices where other != instance { inboxes[other].append(announcement) }
+        if !contested.isEmpty {
+            inboxes[instance].append(Announcement(momentIDs: contested.sorted(), userIDs: [], contested: contested))
+        }
+    }
+
+    /// Whether neither value was certainly confirmed before the other.
+    private static func overlaps(_ existing: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
+        guard let existing, let incoming, let incomingStart = incoming.notBefore else { return false }
+        return existing.notAfter >= incomingStart
     }
 
     /// `PostgresRows`' rule: a value of unknown age replaces only another of unknown age;

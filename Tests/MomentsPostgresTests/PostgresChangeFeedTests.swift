@@ -1,0 +1,65 @@
+import Foundation
+import Moments
+@testable import MomentsPostgres
+import MomentsTestSupport
+import Testing
+
+/// The change feed's contract (see `MomentsChangeBus`), read off a real PostgreSQL
+/// server by two `PostgresPersistence` instances on one database.
+@Suite struct PostgresChangeFeedTests {
+    private static func interval(_ from: Double, _ to: Double) -> ConfirmationInterval {
+        ConfirmationInterval(notBefore: Date(timeIntervalSince1970: from), notAfter: Date(timeIntervalSince1970: to))
+    }
+
+    private static func contested(_ event: SharedChangeEvent?) -> [String: Bool] {
+        guard case .committed(let commit)? = event else { return [:] }
+        return Dictionary(commit.moments.map { ($0.moment.id, $0.isContested) }, uniquingKeysWith: { $0 || $1 })
+    }
+
+    /// Two instances save different values of one moment confirmed at overlapping times:
+    /// neither can be ordered, so both instances, the writer too, hear that it is
+    /// contested. A value certainly confirmed later is not.
+    @Test func overlappingDifferentValuesAreContestedForEveryInstance() async throws {
+        let database = try await PostgresServer.shared().createDatabase()
+        let first = try await PostgresPersistence(connectionString: database)
+        let second = try await PostgresPersistence(connectionString: database)
+        let firstEvents = StreamProbe(first.sharedChanges())
+        let secondEvents = StreamProbe(second.sharedChanges())
+        var timeline = SampleTimelines.timeline(user: "a", moments: 1)
+        let id = timeline.moments[0].id
+        timeline.moments[0].likes = []
+        var batch = PersistenceBatch(timeline: timeline, for: "a")
+        batch.confirmedWithin = Self.interval(1_000, 1_002)
+        try await first.save(batch)
+        #expect(Self.contested(await secondEvents.waitFor(count: 1).first) == [id: false])
+
+        // Liked, confirmed from 1,001 to 1,003: overlapping the stored value's interval.
+        var liked = timeline.moments[0]
+        liked.likes = [Moment.LikedUser(id: "b", avatar: "https://img/b.jpg")]
+        try await second.save(PersistenceBatch(moments: [liked], confirmedWithin: Self.interval(1_001, 1_003)))
+        #expect(Self.contested(await firstEvents.waitFor(count: 1).last) == [id: true])
+        #expect(Self.contested(await secondEvents.waitFor(count: 2).last) == [id: true], "the writer hears of what it contested")
+
+        // Unliked, confirmed from 1,004: certainly after the stored value.
+        try await first.save(PersistenceBatch(moments: [timeline.moments[0]], confirmedWithin: Self.interval(1_004, 1_005)))
+        #expect(Self.contested(await secondEvents.waitFor(count: 3).last) == [id: false])
+        // An equal value at an overlapping time is no contest.
+        try await second.save(PersistenceBatch(moments: [timeline.moments[0]], confirmedWithin: Self.interval(1_004.5, 1_006)))
+        #expect(Self.contested(await firstEvents.waitFor(count: 3).last) == [id: false])
+        #expect(secondEvents.values.count == 3, "no contest, so nothing for the writer: \(secondEvents.values)")
+    }
+
+    /// A save whose rows do not fit one notification says "everything"; its contested
+    /// moments still reach the writer, in notifications that fit.
+    @Test func longAnnouncementsAreSplitToFitPostgreSQLsLimit() {
+        let ids = (0..<2_000).map { "moment-\($0)" }
+        let announcement = ChangeAnnouncement(origin: "o", momentIDs: ids, userIDs: ["u"], contested: ids)
+        let payloads = announcement.payloads
+        #expect(payloads.allSatisfy { $0.utf8.count <= ChangeAnnouncement.maximumPayload })
+        let decoded = payloads.compactMap(ChangeAnnouncement.init(payload:))
+        #expect(decoded.count == payloads.count)
+        #expect(decoded.first?.everything == true)
+        #expect(decoded.dropFirst().flatMap(\.contested) == ids)
+        #expect(ChangeAnnouncement(payload: #"{"o":"x","m":["a"],"u":[]}"#)?.contested == [], "older payloads still read")
+    }
+}
