@@ -55,7 +55,7 @@ let package = Package(
             name: "MomentsSQLiteTests",
             dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
-        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsPostgres", "Moments", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport"]),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",

@@ -35,6 +35,8 @@ package final class ThreadExecutor: SerialExecutor {
 
     private let queue = Mutex(Queue())
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// The threads of every executor alive, for ``isRunningOnAnExecutorThread``.
+    private static let threads = Mutex<[pthread_t]>([])
 
     /// Starts the thread, named `name` (visible in debuggers and `top -H`).
     package init(name: String) {
@@ -59,7 +61,18 @@ package final class ThreadExecutor: SerialExecutor {
         wakeUp.signal()
     }
 
+    /// Whether the caller runs on a thread of some `ThreadExecutor` (for tests of the
+    /// rule that blocking work never runs on Swift's cooperative threads).
+    /// `Thread.current` cannot tell: its name is not the thread's on Linux.
+    package static var isRunningOnAnExecutorThread: Bool {
+        let current = pthread_self()
+        return threads.withLock { $0.contains { pthread_equal($0, current) != 0 } }
+    }
+
     private func runLoop() {
+        let current = pthread_self()
+        Self.threads.withLock { $0.append(current) }
+        defer { Self.threads.withLock { threads in threads.removeAll { pthread_equal($0, current) != 0 } } }
         while true {
             wakeUp.wait()
             let (job, isShutDown) = queue.withLock { ($0.popFirst(), $0.isShutDown) }

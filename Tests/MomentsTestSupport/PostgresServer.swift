@@ -8,6 +8,9 @@ public import Foundation
 /// the package creates. One server serves a whole test process (``shared()``); each
 /// test takes a database of its own (``createDatabase()``). A watchdog process stops
 /// the server and removes the directory when the test process ends, however it ends.
+///
+/// One role, ``passwordRole``, must log in with a password over TCP (SCRAM), for tests
+/// of refused credentials; every other role is trusted.
 public final class PostgresServer: Sendable {
     /// Why the server could not start.
     public struct StartFailure: Error, CustomStringConvertible {
@@ -32,6 +35,11 @@ public final class PostgresServer: Sendable {
         self.binaries = binaries
         self.owner = owner
     }
+
+    /// The role that must give its password (``password``), over TCP.
+    public static let passwordRole = "moments_password"
+    /// ``passwordRole``'s password.
+    public static let password = "correct horse battery staple"
 
     /// A connection string for `database` over TCP on loopback.
     public func connectionString(database: String) -> String {
@@ -76,6 +84,10 @@ public final class PostgresServer: Sendable {
             "-D", data, "-U", "moments", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync",
         ], as: owner)
         guard initdb.status == 0 else { throw StartFailure(description: "initdb failed: \(initdb.text)") }
+        // Rules are matched in order: the password role's comes first.
+        let rules = URL(fileURLWithPath: data).appendingPathComponent("pg_hba.conf")
+        let trusted = (try? String(contentsOf: rules, encoding: .utf8)) ?? ""
+        try ("host all \(passwordRole) 127.0.0.1/32 scram-sha-256\n" + trusted).write(to: rules, atomically: false, encoding: .utf8)
         let port = unusedLoopbackPort()
         let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
         let start = try await run(binaries.appendingPathComponent("pg_ctl"), [
@@ -86,7 +98,9 @@ public final class PostgresServer: Sendable {
             throw StartFailure(description: "pg_ctl start failed: \(start.text)\n\(log)")
         }
         try startWatchdog(binaries: binaries, data: data, directory: directory, owner: owner)
-        return PostgresServer(port: port, directory: directory, binaries: binaries, owner: owner)
+        let server = PostgresServer(port: port, directory: directory, binaries: binaries, owner: owner)
+        try await server.sql("CREATE ROLE \(passwordRole) LOGIN SUPERUSER PASSWORD '\(password)'")
+        return server
     }
 
     private static func findBinaries() -> URL? {
