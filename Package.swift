@@ -39,7 +39,10 @@ let package = Package(
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
-            dependencies: ["Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline"],
+            dependencies: [
+                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline",
+                "MomentsPostgres", "MomentsCPostgres", "MomentsTestSupport",
+            ],
             path: "Benchmarks/MomentsBenchmarks"
         ),
         .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments"], path: "Tests/MomentsTestSupport"),

@@ -1,7 +1,7 @@
 // swift run -c release MomentsBenchmarks [--json] [--quick] [--only NAME[,NAME…]]
 //
 // Every figure is printed beside a baseline measured in the same run, with the ratio.
-// Cases: decode, http, curl, cache, store, fanout, sqlite, json, users.
+// Cases: decode, http, curl, cache, store, fanout, changes, sqlite, postgres, json, users.
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -54,6 +54,7 @@ await attempt("store") { await StoreBenchmark.run() }
 await attempt("fanout") { await FanOutBenchmark.run() }
 await attempt("changes") { await ChangeFeedBenchmark.run() }
 await attempt("sqlite") { try await SQLiteBenchmark.run() }
+await attempt("postgres") { try await PostgresBenchmark.run() }
 await attempt("json") { try await JSONFileBenchmark.run() }
 await attempt("users") { try await ManyUsersBenchmark.run(users: quick ? 10_000 : 100_000) }
 

@@ -69,6 +69,10 @@ enum PostgresRows {
                     SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[])
                     """, [PostgresArray.literal(entryUsers), PostgresArray.literal(positions), PostgresArray.literal(momentIDs), PostgresArray.literal(likes)])
             }
+            // A moment the new entries hold again is not an orphan: only the others are
+            // looked for (a refresh usually lists the same moments).
+            let held = Set(momentIDs)
+            released.removeAll { held.contains($0) }
         }
         var written = Written()
         let ids = batch.moments.keys.sorted()
@@ -150,16 +154,27 @@ enum PostgresRows {
             """, [StoredID.encode(userID)])
         guard result.rowCount > 0 else { return nil }
         let owner: UserDetails = try decode(result.text(0, 0), userID: userID, what: "owner")
-        var moments: [Moment] = []
+        var values: [String] = []
+        var entries: [(momentID: String, isLiked: Bool?)] = []
         for row in 0..<result.rowCount {
             guard let momentID = result.text(row, 3).map(StoredID.decode) else { continue }
-            guard result.text(row, 5) != nil else {
+            guard let value = result.text(row, 5) else {
                 throw Damaged(userID: userID, reason: "the timeline lists moment \(momentID.debugDescription), which is not stored")
             }
-            let moment: Moment = try decode(result.text(row, 5), userID: userID, what: "moment \(momentID.debugDescription)")
-            let isLiked = result.text(row, 4).map { $0 == "t" }
-            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: isLiked))
+            values.append(value)
+            entries.append((momentID, result.text(row, 4).map { $0 == "t" }))
         }
+        // The SDK's fast reader over the whole list; `JSONDecoder` row by row only when
+        // it cannot read them, to name a damaged one.
+        let decoded: [Moment]
+        if let all = TimelineFastDecoding.decodeMoments("[" + values.joined(separator: ",") + "]"), all.count == values.count {
+            decoded = all
+        } else {
+            decoded = try zip(values, entries).map { value, entry in
+                try decode(value, userID: userID, what: "moment \(entry.momentID.debugDescription)")
+            }
+        }
+        let moments = zip(decoded, entries).map { moment, entry in moment.viewed(by: userID, isLikedWithoutLikes: entry.isLiked) }
         return (MomentsDetails(userDetails: owner, moments: moments), interval(result, row: 0, from: 1))
     }
 

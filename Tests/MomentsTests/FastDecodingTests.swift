@@ -89,6 +89,31 @@ import Testing
         #expect(answered > 0)
     }
 
+    /// The list of moments storage keeps (`PostgresPersistence` reads a timeline's rows
+    /// with it): equal to `JSONDecoder`'s, and `nil` whenever the text is anything else.
+    @Test func storedMomentListsDecodeAsJSONDecoderDecodesThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let moments = SampleTimelines.timeline(user: "x", moments: 40).moments
+        let text = String(decoding: try encoder.encode(moments), as: UTF8.self)
+        #expect(TimelineFastDecoding.decodeMoments(text) == moments)
+        #expect(TimelineFastDecoding.decodeMoments("[]") == [])
+        var generator = SeededGenerator(seed: 7)
+        var answered = 0
+        for _ in 0..<2_000 {
+            var bytes = Array(text.utf8)
+            let index = Int.random(in: 0..<bytes.count, using: &generator)
+            bytes[index] = UInt8.random(in: 0x20...0x7E, using: &generator)
+            let mutated = String(decoding: bytes, as: UTF8.self)
+            guard let fast = TimelineFastDecoding.decodeMoments(mutated) else { continue }
+            answered += 1
+            #expect(fast == (try? JSONDecoder().decode([Moment].self, from: Data(mutated.utf8))), "disagreed on \(mutated)")
+        }
+        #expect(answered > 0)
+        #expect(TimelineFastDecoding.decodeMoments("{}") == nil)
+        #expect(TimelineFastDecoding.decodeMoments("[{}]") == nil)
+    }
+
     @Test func theOperationsUseTheFastPathAndFallBackForErrors() throws {
         let operation = GetMomentsByUserID(userID: "0")
         let clean = try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8)), decoder: JSONDecoder())

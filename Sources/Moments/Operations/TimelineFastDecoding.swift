@@ -22,7 +22,7 @@ extension GraphQLOperation where Response == MomentsDetails {
 /// type, invalid UTF-8, escaped keys, deep nesting…); the caller then decodes with
 /// `JSONDecoder`, which gives the precise, typed error. Unknown keys are skipped, as
 /// `JSONDecoder` skips them.
-enum TimelineFastDecoding {
+package enum TimelineFastDecoding {
     typealias Unreadable = JSONScanner.Unreadable
 
     static func decode(_ body: Data, field: StaticString) -> MomentsDetails? {
@@ -31,6 +31,24 @@ enum TimelineFastDecoding {
             var scanner = JSONScanner(UnsafeBufferPointer(start: base, count: raw.count))
             return try? envelope(&scanner, field: field)
         }
+    }
+
+    /// A JSON array of moments, as storage keeps them (`[{…}, {…}]`), or `nil` for
+    /// anything else (the caller then decodes with `JSONDecoder`).
+    package static func decodeMoments(_ text: String) -> [Moment]? {
+        var text = text
+        return text.withUTF8 { bytes -> [Moment]? in
+            var scanner = JSONScanner(bytes)
+            return try? momentList(&scanner)
+        }
+    }
+
+    private static func momentList(_ scanner: inout JSONScanner) throws(Unreadable) -> [Moment] {
+        var list: [Moment] = []
+        try scanner.beginArray()
+        while try scanner.nextElement() { list.append(try moment(&scanner)) }
+        try scanner.end()
+        return list
     }
 
     private static func envelope(_ scanner: inout JSONScanner, field: StaticString) throws(Unreadable) -> MomentsDetails {
