@@ -16,7 +16,7 @@ import Foundation
 /// chosen there (`sslmode=verify-full sslrootcert=…`), as are timeouts
 /// (`connect_timeout`). Tables are created, or migrated, on first use (see the schema
 /// in the package's documentation); a database written by a newer SDK is refused with
-/// ``PersistenceError/Code-swift.struct/unsupportedVersion``.
+/// `PersistenceError.Code.unsupportedVersion`.
 ///
 /// ## Rules
 /// - Every call runs on a connection of a bounded pool (``Configuration-swift.struct/poolSize``),
@@ -34,11 +34,11 @@ import Foundation
 ///   which came last.
 /// - A connection lost during a call is opened again and the call retried once: every
 ///   call is a read or an idempotent write. A second loss throws
-///   ``PersistenceError/Code-swift.struct/connectionLost``.
-/// - Errors are ``PersistenceError``s: ``PersistenceError/Code-swift.struct/connectionFailed``,
-///   ``PersistenceError/Code-swift.struct/authenticationFailed``,
-///   ``PersistenceError/Code-swift.struct/connectionLost``, ``PersistenceError/Code-swift.struct/corruptedData``
-///   for rows that cannot be read, ``PersistenceError/Code-swift.struct/databaseFailure``
+///   `PersistenceError.Code.connectionLost`.
+/// - Errors are `PersistenceError`s: `PersistenceError.Code.connectionFailed`,
+///   `PersistenceError.Code.authenticationFailed`,
+///   `PersistenceError.Code.connectionLost`, `PersistenceError.Code.corruptedData`
+///   for rows that cannot be read, `PersistenceError.Code.databaseFailure`
 ///   for anything else the server refuses, each with a ``PostgresError`` underneath.
 ///   Locations never show the password.
 ///
@@ -79,9 +79,9 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
     /// instances' changes (on a connection and thread of its own), so every change
     /// committed after it returns reaches ``sharedChanges()``'s subscribers.
     ///
-    /// - Throws: ``PersistenceError`` (``PersistenceError/Code-swift.struct/connectionFailed``,
-    ///   ``PersistenceError/Code-swift.struct/authenticationFailed``,
-    ///   ``PersistenceError/Code-swift.struct/unsupportedVersion``, …).
+    /// - Throws: `PersistenceError` (`PersistenceError.Code.connectionFailed`,
+    ///   `PersistenceError.Code.authenticationFailed`,
+    ///   `PersistenceError.Code.unsupportedVersion`, …).
     public init(connectionString: String, configuration: Configuration = Configuration()) async throws {
         let location = PostgresConnection.location(of: connectionString)
         let instanceID = UUID().uuidString
