@@ -10,27 +10,11 @@ import Testing
 /// `MOMENTS_SIMULATION_TRACE=1` prints each step. A failure names its seed.
 @Suite struct SharedStoreSimulationTests {
     @Test func everyInstanceAndTheSharedStorageConvergeToTheServer() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seeds: [UInt64]
-        if let replay = environment["MOMENTS_SHARED_SIMULATION_SEED"].flatMap(UInt64.init) {
-            seeds = [replay]
-        } else {
-            let count = environment["MOMENTS_SHARED_SIMULATION_SCHEDULES"].flatMap(UInt64.init) ?? 500
-            seeds = Array(1...max(1, count))
+        let result = await runSeededSchedules(prefix: "MOMENTS_SHARED_SIMULATION", defaultCount: 500, suite: "shared simulation") { seed in
+            await SharedStoreSimulation(seed: seed).runWithDeadline(.seconds(30))
         }
-        var failed = 0
-        let started = ContinuousClock.now
-        for seed in seeds {
-            let failures = await SharedStoreSimulation(seed: seed).runWithDeadline(.seconds(30))
-            guard !failures.isEmpty else { continue }
-            failed += 1
-            let details = failures.joined(separator: "\n  ")
-            Issue.record("schedule \(seed) failed (replay: MOMENTS_SHARED_SIMULATION_SEED=\(seed) swift test --filter SharedStoreSimulationTests):\n  \(details)")
-            if failed >= 5 { break }
-        }
-        if environment["MOMENTS_SHARED_SIMULATION_SCHEDULES"] != nil {
-            let elapsed = ContinuousClock.now - started
-            FileHandle.standardError.write(Data("shared simulation: \(seeds.count) schedules, \(failed) failed, \(elapsed)\n".utf8))
+        for failure in result.failures {
+            Issue.record("schedule \(failure.seed) failed (replay: MOMENTS_SHARED_SIMULATION_SEED=\(failure.seed) swift test --filter SharedStoreSimulationTests):\n  \(failure.details.joined(separator: "\n  "))")
         }
     }
 }

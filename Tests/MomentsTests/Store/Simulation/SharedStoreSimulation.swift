@@ -204,21 +204,9 @@ struct SharedStoreSimulation {
         return failures
     }
 
-    /// Lets the stores react to the last step: yields until nothing observable changes.
+    /// Lets the stores react to the last step (see `yieldUntilStable`).
     private func settle(_ instances: Instances) async {
-        var last = await signature(instances)
-        var stable = 0
-        for _ in 0..<400 {
-            await Task.yield()
-            let now = await signature(instances)
-            if now == last {
-                stable += 1
-                if stable >= 4 { return }
-            } else {
-                stable = 0
-                last = now
-            }
-        }
+        await yieldUntilStable { await signature(instances) }
     }
 
     private func signature(_ instances: Instances) async -> [Int] {

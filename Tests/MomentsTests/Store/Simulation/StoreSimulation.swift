@@ -155,21 +155,9 @@ struct StoreSimulation {
         return failures
     }
 
-    /// Lets the store react to the last step: yields until the service's state stops changing.
+    /// Lets the store react to the last step (see `yieldUntilStable`).
     private func settle(_ service: SimulatedService) async {
-        var last = await signature(service)
-        var stable = 0
-        for _ in 0..<400 {
-            await Task.yield()
-            let now = await signature(service)
-            if now == last {
-                stable += 1
-                if stable >= 4 { return }
-            } else {
-                stable = 0
-                last = now
-            }
-        }
+        await yieldUntilStable { await signature(service) }
     }
 
     private func signature(_ service: SimulatedService) async -> [Int] {
