@@ -47,12 +47,20 @@ let package = Package(
         ),
         .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments"], path: "Tests/MomentsTestSupport"),
         .executableTarget(
+            name: "MomentsTransferProbe",
+            dependencies: ["MomentsNetworking", "MomentsCurl"],
+            path: "Tests/MomentsTransferProbe"
+        ),
+        .executableTarget(
             name: "MomentsCrashWriter",
             dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"],
             path: "Tests/MomentsCrashWriter"
         ),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsNetworking", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsTransportTests", dependencies: ["MomentsNetworking", "MomentsCurl", "MomentsTestSupport"]),
+        .testTarget(
+            name: "MomentsTransportTests",
+            dependencies: ["MomentsNetworking", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]
+        ),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(
             name: "MomentsSQLiteTests",

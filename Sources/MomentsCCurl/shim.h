@@ -33,6 +33,14 @@ static inline CURLcode moments_curl_easy_setopt_write_callback(CURL *handle, CUR
     return curl_easy_setopt(handle, option, value);
 }
 
+static inline CURLcode moments_curl_easy_setopt_read_callback(CURL *handle, curl_read_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, value);
+}
+
+static inline CURLcode moments_curl_easy_setopt_seek_callback(CURL *handle, curl_seek_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+
 static inline CURLcode moments_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

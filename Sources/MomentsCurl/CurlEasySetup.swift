@@ -26,6 +26,8 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
         refusals.check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody), "WRITEFUNCTION")
         refusals.check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
+        refusals.check(moments_curl_easy_setopt_read_callback(easy, curlReadBody), "READFUNCTION")
+        refusals.check(moments_curl_easy_setopt_seek_callback(easy, curlSeekBody), "SEEKFUNCTION")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
@@ -44,6 +46,8 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
         if handle.url != request.url {
             handle.url = nil
             refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
@@ -74,13 +78,20 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
         refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         switch request.method {
-        case .get where request.body == nil:
+        case .get where request.body == nil && request.streamedBody == nil:
             break
         case .head:
             refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
         default:
             if request.method != .post {
                 refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CUSTOMREQUEST")
+            }
+            if let streamed = request.streamedBody {
+                // No fields: libcurl asks the read callback for the bytes, as it sends them.
+                refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
+                refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil), "POSTFIELDS")
+                refusals.check(moments_curl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(streamed.length)), "POSTFIELDSIZE_LARGE")
+                return
             }
             let body = request.body ?? Data()
             if request.method == .post || !body.isEmpty {
@@ -165,6 +176,22 @@ let curlWriteBody: curl_write_callback = { buffer, size, count, context in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let total = size * count
     return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: total)) ? total : 0
+}
+
+/// libcurl's read callback: the next bytes of a streamed body; aborts when the body
+/// cannot be read.
+let curlReadBody: curl_read_callback = { buffer, size, count, context in
+    let abort = Int(CURL_READFUNC_ABORT)
+    guard let context, let buffer else { return abort }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) ?? abort
+}
+
+/// libcurl's seek callback: back to an offset of a streamed body (to send it again).
+let curlSeekBody: curl_seek_callback = { context, offset, origin in
+    guard let context, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.seekBody(to: Int64(offset)) ? Int32(CURL_SEEKFUNC_OK) : Int32(CURL_SEEKFUNC_FAIL)
 }
 
 /// libcurl's header callback: one line at a time.

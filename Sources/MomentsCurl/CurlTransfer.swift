@@ -30,9 +30,11 @@ final class CurlTransfer: @unchecked Sendable {
     private var finalHeadersEnded = false
     private var sawStatusLine = false
     private var interimStatus = false
-    /// A failure the transfer decided on itself (the size limit), reported instead of
-    /// libcurl's "write error".
+    /// A failure the transfer decided on itself (the size limit, a file that cannot be
+    /// read), reported instead of libcurl's "write error" or "aborted by callback".
     private var localFailure: HTTPClientError?
+    /// Reads the streamed body, if any, as libcurl sends it (opened at the first read).
+    private var bodyReader: StreamedBody.Reader?
 
     init(request: HTTPRequest) {
         self.request = request
@@ -144,6 +146,33 @@ final class CurlTransfer: @unchecked Sendable {
             body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
         return true
+    }
+
+    /// The next bytes of the streamed body into `buffer`; `nil` to abort the transfer.
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let streamed = request.streamedBody else { return 0 }
+        let reader = bodyReader ?? StreamedBody.Reader(streamed)
+        bodyReader = reader
+        do {
+            return try reader.read(into: buffer)
+        } catch {
+            localFailure = (error as? HTTPClientError) ?? .invalidRequest("the body could not be read: \(error)")
+            return nil
+        }
+    }
+
+    /// Moves the streamed body back to `offset`; `false` when it cannot.
+    func seekBody(to offset: Int64) -> Bool {
+        guard let streamed = request.streamedBody else { return false }
+        let reader = bodyReader ?? StreamedBody.Reader(streamed)
+        bodyReader = reader
+        do {
+            try reader.seek(to: offset)
+            return true
+        } catch {
+            localFailure = (error as? HTTPClientError) ?? .invalidRequest("the body could not be read again: \(error)")
+            return false
+        }
     }
 
     /// Answers the caller from libcurl's result for the finished transfer.

@@ -112,7 +112,8 @@ extension HTTPClient {
     private nonisolated func cacheSlot<R: Request>(
         for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
     ) async throws -> CacheSlot? {
-        guard request.isCacheable, configuration.cache != nil else { return nil }
+        // A streamed body (a file) is never cached: its key would have to read it all.
+        guard request.isCacheable, configuration.cache != nil, httpRequest.streamedBody == nil else { return nil }
         var headers = httpRequest.headers
         do {
             for middleware in configuration.middlewares + request.middlewares {

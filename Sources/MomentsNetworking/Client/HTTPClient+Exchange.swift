@@ -51,7 +51,7 @@ extension HTTPClient {
         do {
             let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
-            let coalesces = request.isCacheable && configuration.coalescesRequests
+            let coalesces = request.isCacheable && configuration.coalescesRequests && httpRequest.streamedBody == nil
             let result = try await tracked(latestWinsKey: request.latestWinsKey, groups: request.groups) {
                 try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
             }

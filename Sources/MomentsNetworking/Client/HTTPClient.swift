@@ -120,11 +120,16 @@ public actor HTTPClient {
         let url = try makeURL(path: request.path, query: request.query)
         var headers = configuration.defaultHeaders
         var bodyData: Data?
+        var streamedBody: StreamedBody?
         if let body = request.body {
-            do {
-                bodyData = try body.encoded(with: configuration.encoder)
-            } catch {
-                throw HTTPClientError.invalidRequest("the body of \(R.self) could not be encoded: \(error)", underlyingError: error)
+            if body.isStreamed {
+                streamedBody = try body.streamedBody()
+            } else {
+                do {
+                    bodyData = try body.encoded(with: configuration.encoder)
+                } catch {
+                    throw HTTPClientError.invalidRequest("the body of \(R.self) could not be encoded: \(error)", underlyingError: error)
+                }
             }
             if let contentType = body.contentType { headers["Content-Type"] = contentType }
         }
@@ -133,6 +138,7 @@ public actor HTTPClient {
             url: url,
             headers: headers.merging(request.headers),
             body: bodyData,
+            streamedBody: streamedBody,
             timeout: request.timeout ?? configuration.timeout,
             maximumResponseSize: configuration.maximumResponseSize
         )

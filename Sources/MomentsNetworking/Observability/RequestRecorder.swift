@@ -32,6 +32,7 @@ struct RequestRecorder: Sendable {
             // The credentials this request sent, wherever a body repeats them.
             let redact = { (text: String) in secrets?.redact(text) ?? text }
             if let body = request.body { metadata["request_body"] = redact(Self.compact(body)) }
+            if let streamed = request.streamedBody { metadata["request_body"] = "(\(streamed.length) bytes streamed)" }
             if let body = response?.body ?? error?.response?.body { metadata["response_body"] = redact(Self.compact(body)) }
         }
         let outcome = error.map { "failed: \($0.code)" } ?? "\(status)"

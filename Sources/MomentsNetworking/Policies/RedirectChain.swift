@@ -34,6 +34,7 @@ struct RedirectChain {
         if becomesGET {
             next.method = .get
             next.body = nil
+            next.streamedBody = nil
             next.headers["Content-Type"] = nil
             next.headers["Content-Length"] = nil
         }

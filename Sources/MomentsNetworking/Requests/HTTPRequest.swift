@@ -1,7 +1,7 @@
 public import Foundation
 
 /// A request as a transport sends it: a method, an absolute URL, header fields, body
-/// bytes, and the limits the transport must enforce.
+/// bytes (or a body to stream), and the limits the transport must enforce.
 ///
 /// `HTTPClient` builds one from each ``Request`` it sends; an ``HTTPTransport`` sees
 /// nothing else.
@@ -9,7 +9,11 @@ public struct HTTPRequest: Sendable, Hashable {
     public var method: HTTPMethod
     public var url: URL
     public var headers: HTTPHeaders
+    /// The body, held in memory.
     public var body: Data?
+    /// A body to read while it is sent (files), instead of ``body``; the transport
+    /// announces its length and never holds it whole.
+    public var streamedBody: StreamedBody?
     /// The deadline for the whole exchange, from sending to the last body byte.
     public var timeout: Duration
     /// The largest response body the transport may accept, in bytes; `nil` for no limit.
@@ -20,6 +24,7 @@ public struct HTTPRequest: Sendable, Hashable {
         url: URL,
         headers: HTTPHeaders = [:],
         body: Data? = nil,
+        streamedBody: StreamedBody? = nil,
         timeout: Duration = .seconds(60),
         maximumResponseSize: Int? = nil
     ) {
@@ -27,6 +32,7 @@ public struct HTTPRequest: Sendable, Hashable {
         self.url = url
         self.headers = headers
         self.body = body
+        self.streamedBody = streamedBody
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
     }

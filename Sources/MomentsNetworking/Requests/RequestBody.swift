@@ -1,7 +1,8 @@
 public import Foundation
 
 /// The body of a ``Request``: a value encoded to JSON by the client's encoder, form
-/// fields, or bytes sent as they are.
+/// fields, bytes sent as they are, or a file or `multipart/form-data` form streamed from
+/// disk as it is sent (never held whole in memory).
 ///
 /// For example:
 /// ```swift
@@ -14,6 +15,10 @@ public struct RequestBody: Sendable {
         /// `prefix`, then `value` encoded by the client's encoder, then `}`: a JSON object
         /// whose constant members are encoded once (a GraphQL document).
         case jsonObjectEnding(prefix: Data, value: any Encodable & Sendable)
+        /// A file, streamed.
+        case file(URL)
+        /// A form whose files are streamed.
+        case multipart(MultipartForm)
     }
 
     let content: Content
@@ -57,13 +62,49 @@ public struct RequestBody: Sendable {
         RequestBody(content: .data(data), contentType: contentType)
     }
 
-    /// The bytes to send.
+    /// The file at `url`, read from disk while it is sent. Its length is taken when the
+    /// request is built; a file missing or unreadable then fails the request with
+    /// ``HTTPClientError/Code-swift.struct/invalidRequest`` before anything is sent.
+    public static func file(_ url: URL, contentType: String? = "application/octet-stream") -> RequestBody {
+        RequestBody(content: .file(url), contentType: contentType)
+    }
+
+    /// A `multipart/form-data` form; its files are read from disk while it is sent.
+    public static func multipart(_ form: MultipartForm) -> RequestBody {
+        RequestBody(content: .multipart(form), contentType: form.contentType)
+    }
+
+    /// Whether the body is streamed from disk (``file(_:contentType:)``,
+    /// ``multipart(_:)``) rather than encoded into memory.
+    public var isStreamed: Bool {
+        switch content {
+        case .file, .multipart: true
+        case .json, .data, .jsonObjectEnding: false
+        }
+    }
+
+    /// The body as the transport streams it, with each file's length taken now; `nil`
+    /// for bodies encoded into memory (``encoded(with:)``).
+    ///
+    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when a file cannot
+    ///   be read.
+    public func streamedBody() throws -> StreamedBody? {
+        switch content {
+        case .file(let url): StreamedBody([try StreamedBody.file(url)])
+        case .multipart(let form): try form.streamedBody()
+        case .json, .data, .jsonObjectEnding: nil
+        }
+    }
+
+    /// The bytes to send. A streamed body is read whole here; the client never does
+    /// that, it hands ``streamedBody()`` to the transport.
     public func encoded(with encoder: JSONEncoder) throws -> Data {
         switch content {
         case .json(let value): try encoder.encode(value)
         case .data(let data): data
         case .jsonObjectEnding(let prefix, let value):
             prefix + (try encoder.encode(value)) + Data("}".utf8)
+        case .file, .multipart: try streamedBody()?.collected() ?? Data()
         }
     }
 }

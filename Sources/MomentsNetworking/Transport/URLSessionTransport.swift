@@ -78,7 +78,23 @@ public final class URLSessionTransport: HTTPTransport {
             )
         }
         #endif
-        let task = session.dataTask(with: Self.makeURLRequest(request))
+        let task: URLSessionDataTask
+        var spooled: URL?
+        if let streamed = request.streamedBody {
+            // URLSession streams an upload from one file; a body of several pieces (a
+            // multipart form) is first copied into a temporary file, piece by piece.
+            let file: URL
+            if streamed.segments.count == 1, case .file(let url, _) = streamed.segments[0] {
+                file = url
+            } else {
+                file = try await BodySpool.write(streamed)
+                spooled = file
+            }
+            task = session.uploadTask(with: Self.makeURLRequest(request), fromFile: file)
+        } else {
+            task = session.dataTask(with: Self.makeURLRequest(request))
+        }
+        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
         let exchange = URLSessionExchange(
             task: task,
             limit: request.maximumResponseSize,
@@ -107,6 +123,9 @@ public final class URLSessionTransport: HTTPTransport {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         urlRequest.httpBody = request.body
+        if let streamed = request.streamedBody {
+            urlRequest.setValue(String(streamed.length), forHTTPHeaderField: "Content-Length")
+        }
         // Our own timer enforces the deadline; URLSession's (whole seconds, idle) is a backstop.
         urlRequest.timeoutInterval = max(1, request.timeout.seconds.rounded(.up) + 1)
         return urlRequest
@@ -152,5 +171,51 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         exchanges.removeValue(forKey: task.taskIdentifier)?.complete(error: error)
+    }
+}
+
+/// Copies a ``StreamedBody`` into a temporary file (created 0600), on a thread of its
+/// own: `URLSession` streams uploads from one file only.
+enum BodySpool {
+    static func write(_ body: StreamedBody) async throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("moments-upload-\(UUID().uuidString)")
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                do {
+                    try copy(body, to: url)
+                    continuation.resume(returning: url)
+                } catch {
+                    try? FileManager.default.removeItem(at: url)
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.name = "MomentsNetworking.BodySpool"
+            thread.start()
+        }
+    }
+
+    private static func copy(_ body: StreamedBody, to url: URL) throws {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        let reader = StreamedBody.Reader(body)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        guard let base = buffer.baseAddress else { return }
+        while true {
+            let count = try reader.read(into: buffer)
+            if count == 0 { return }
+            var written = 0
+            while written < count {
+                let result = Glibc.write(descriptor, base + written, count - written)
+                if result < 0, errno == EINTR { continue }
+                guard result > 0 else {
+                    throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(String(cString: strerror(errno)))")
+                }
+                written += result
+            }
+        }
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import MomentsNetworking
+import MomentsTestSupport
+import Testing
+
+/// A 200 MB file, uploaded as it is and as a form's part, through each transport in a
+/// process of its own (`MomentsTransferProbe`), so that the process's memory measures
+/// the upload alone: the server must receive every byte (it hashes them), and the
+/// process must grow by less than 32 MB.
+@Suite(.serialized) struct LargeUploadTests {
+    static let size = 200 << 20
+    static let growthLimitKiB = 32 << 10
+
+    struct Report: Decodable {
+        struct Server: Decodable {
+            struct Part: Decodable {
+                let name: String?
+                let length: Int
+                let sha256: String
+            }
+
+            let length: Int
+            let sha256: String
+            let parts: [Part]?
+        }
+
+        let server: Server
+        let rssBeforeKiB: Int
+        let peakKiB: Int
+    }
+
+    /// The file, written a megabyte at a time, and its SHA-256 by `sha256sum`.
+    static func makeFile(in directory: TemporaryDirectory) async throws -> (URL, String) {
+        let url = directory.url.appendingPathComponent("large.bin")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        for index in 0..<(size >> 20) {
+            for offset in stride(from: 0, to: block.count, by: 4_096) { block[offset] = UInt8(truncatingIfNeeded: index &+ offset >> 12) }
+            try handle.write(contentsOf: block)
+        }
+        try handle.close()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: await output.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
+        _ = await process.exitStatus()
+        return (url, String(text.prefix(64)))
+    }
+
+    static func probe(_ kind: TransportKind, mode: String, file: URL, server: ScriptServer) async throws -> Report {
+        let process = Process()
+        process.discardingCoverageProfile()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("MomentsTransferProbe")
+        process.arguments = [kind == .curl ? "curl" : "urlsession", mode, server.baseURL.absoluteString, file.path]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        async let printed = output.fileHandleForReading.readToEndOffPool()
+        async let said = errors.fileHandleForReading.readToEndOffPool()
+        let status = await process.exitStatus()
+        let text = await printed
+        guard status == 0 else { throw ProbeFailure(status: status, output: String(decoding: text + (await said), as: UTF8.self)) }
+        return try JSONDecoder().decode(Report.self, from: text)
+    }
+
+    struct ProbeFailure: Error, CustomStringConvertible {
+        let status: Int32
+        let output: String
+        var description: String { "the probe exited \(status): \(output)" }
+    }
+
+    @Test func twoHundredMegabytesStreamThroughEachTransportInLittleMemory() async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/upload_server.py")
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (file, digest) = try await Self.makeFile(in: directory)
+        for kind in TransportKind.allCases {
+            for mode in ["file", "multipart"] {
+                let report = try await Self.probe(kind, mode: mode, file: file, server: server)
+                let received = mode == "file" ? (report.server.length, report.server.sha256) : report.server.parts.map { parts in
+                    (parts.last?.length ?? 0, parts.last?.sha256 ?? "")
+                } ?? (0, "")
+                #expect(received.0 == Self.size, "\(kind) \(mode): the server received \(received.0) bytes")
+                #expect(received.1 == digest, "\(kind) \(mode): the server's hash differs")
+                let growth = report.peakKiB - report.rssBeforeKiB
+                #expect(growth < Self.growthLimitKiB, "\(kind) \(mode): the process grew by \(growth) KiB")
+            }
+        }
+    }
+}
