@@ -41,6 +41,10 @@ static inline CURLcode moments_curl_easy_setopt_seek_callback(CURL *handle, curl
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
 }
 
+static inline CURLcode moments_curl_easy_setopt_xferinfo_callback(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+
 static inline CURLcode moments_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -28,6 +28,7 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader), "HEADERFUNCTION")
         refusals.check(moments_curl_easy_setopt_read_callback(easy, curlReadBody), "READFUNCTION")
         refusals.check(moments_curl_easy_setopt_seek_callback(easy, curlSeekBody), "SEEKFUNCTION")
+        refusals.check(moments_curl_easy_setopt_xferinfo_callback(easy, curlTransferInfo), "XFERINFOFUNCTION")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CONNECTTIMEOUT_MS")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "SUPPRESS_CONNECT_HEADERS")
         refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
@@ -48,6 +49,9 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")
+        // libcurl calls the progress callback only for a transfer that reports progress.
+        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, transfer.progress == nil ? 1 : 0), "NOPROGRESS")
         if handle.url != request.url {
             handle.url = nil
             refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
@@ -192,6 +196,15 @@ let curlSeekBody: curl_seek_callback = { context, offset, origin in
     guard let context, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.seekBody(to: Int64(offset)) ? Int32(CURL_SEEKFUNC_OK) : Int32(CURL_SEEKFUNC_FAIL)
+}
+
+/// libcurl's progress callback: the bytes sent so far (received bytes are counted as
+/// the body arrives, decoded).
+let curlTransferInfo: curl_xferinfo_callback = { context, _, _, uploadTotal, uploadNow in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.progress?.sent(Int64(uploadNow), of: uploadTotal > 0 ? Int64(uploadTotal) : nil)
+    return 0
 }
 
 /// libcurl's header callback: one line at a time.

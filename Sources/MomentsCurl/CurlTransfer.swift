@@ -19,6 +19,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     let request: HTTPRequest
+    /// Where the transfer's progress goes, if it reports progress.
+    let progress: TransferProgressReporter?
     private let outcome = Mutex(Outcome.created)
     /// libcurl's words for the last failure (`CURLOPT_ERRORBUFFER`), owned by the transfer.
     let errorBuffer: UnsafeMutablePointer<CChar>
@@ -35,15 +37,23 @@ final class CurlTransfer: @unchecked Sendable {
     private var localFailure: HTTPClientError?
     /// Reads the streamed body, if any, as libcurl sends it (opened at the first read).
     private var bodyReader: StreamedBody.Reader?
+    /// The destination file while the body is written to it.
+    private var file: Int32 = -1
+    /// Body bytes received (kept in `body`, or written to `file`).
+    private var received: Int64 = 0
+    /// The body's announced length, when it arrives as announced (identity encoding).
+    private var announcedLength: Int64?
 
-    init(request: HTTPRequest) {
+    init(request: HTTPRequest, progress: TransferProgressReporter? = nil) {
         self.request = request
+        self.progress = progress
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
         errorBuffer.deallocate()
+        closeFile(succeeded: false)
     }
 
     // MARK: The caller's side (any thread)
@@ -120,13 +130,25 @@ final class CurlTransfer: @unchecked Sendable {
     private func endOfHeaderBlock() -> Bool {
         guard sawStatusLine, !interimStatus, !finalHeadersEnded else { return true }
         finalHeadersEnded = true
+        if let destination = request.destination {
+            // Truncated again for each answer: a redirect's body is not kept.
+            closeFile(succeeded: true)
+            file = open(destination.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard file >= 0 else {
+                localFailure = .invalidRequest("cannot write the download to \(destination.path): \(String(cString: strerror(errno)))")
+                return false
+            }
+        }
+        received = 0
+        announcedLength = isIdentityEncoded ? headers["Content-Length"].flatMap { Int64($0) } : nil
+        progress?.received(0, of: request.method == .head ? 0 : announcedLength)
         guard request.method != .head, let announced = headers["Content-Length"].flatMap({ Int64($0) }), announced > 0,
               isIdentityEncoded else { return true }
         if let limit = request.maximumResponseSize, announced > Int64(limit) {
             localFailure = .responseTooLarge(limit: limit, received: Int(clamping: announced))
             return false
         }
-        body.reserveCapacity(Int(min(announced, 16 << 20)))
+        if file < 0 { body.reserveCapacity(Int(min(announced, 16 << 20))) }
         return true
     }
 
@@ -138,14 +160,40 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Takes body bytes (decoded, when libcurl decodes). Returns `false` to abort.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
-            localFailure = .responseTooLarge(limit: limit, received: body.count + bytes.count)
+        if let limit = request.maximumResponseSize, received + Int64(bytes.count) > Int64(limit) {
+            localFailure = .responseTooLarge(limit: limit, received: Int(clamping: received + Int64(bytes.count)))
             return false
         }
-        if let base = bytes.baseAddress, !bytes.isEmpty {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
+        if file >= 0 {
+            var next = base
+            var remaining = bytes.count
+            while remaining > 0 {
+                let written = Glibc.write(file, next, remaining)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else {
+                    localFailure = .transportFailure(TransportFailure(
+                        kind: .other, message: "cannot write the download to \(request.destination?.path ?? "its file"): \(String(cString: strerror(errno)))"
+                    ))
+                    return false
+                }
+                next += written
+                remaining -= written
+            }
+        } else {
             body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
+        received += Int64(bytes.count)
+        progress?.received(received, of: announcedLength)
         return true
+    }
+
+    /// Closes the destination file; removes it unless the download `succeeded`.
+    private func closeFile(succeeded: Bool) {
+        guard file >= 0 else { return }
+        close(file)
+        file = -1
+        if !succeeded, let destination = request.destination { try? FileManager.default.removeItem(at: destination) }
     }
 
     /// The next bytes of the streamed body into `buffer`; `nil` to abort the transfer.
@@ -154,7 +202,9 @@ final class CurlTransfer: @unchecked Sendable {
         let reader = bodyReader ?? StreamedBody.Reader(streamed)
         bodyReader = reader
         do {
-            return try reader.read(into: buffer)
+            let count = try reader.read(into: buffer)
+            progress?.sent(reader.position, of: streamed.length)
+            return count
         } catch {
             localFailure = (error as? HTTPClientError) ?? .invalidRequest("the body could not be read: \(error)")
             return nil
@@ -179,19 +229,26 @@ final class CurlTransfer: @unchecked Sendable {
     func complete(_ code: CURLcode) {
         guard let easy else { return }
         if let localFailure {
+            closeFile(succeeded: false)
             finish(.failure(localFailure))
             return
         }
         guard code == CURLE_OK else {
-            finish(.failure(CurlFailure.clientError(for: code, on: easy, transfer: self, bodyCount: body.count,
+            closeFile(succeeded: false)
+            finish(.failure(CurlFailure.clientError(for: code, on: easy, transfer: self, bodyCount: Int(clamping: received),
                                                     identityEncoded: isIdentityEncoded)))
             return
+        }
+        if let destination = request.destination {
+            if file < 0 { FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+            closeFile(succeeded: true)
         }
         var status = 0
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        let response = HTTPResponse(statusCode: status, headers: headers, body: body, httpVersion: Self.httpVersion(version))
+        let response = HTTPResponse(statusCode: status, headers: headers, body: body, httpVersion: Self.httpVersion(version),
+                                    bodyFile: request.destination)
         body = Data()
         finish(.success(response))
     }

@@ -47,7 +47,9 @@ public final class CurlTransport: HTTPTransport {
     /// Sends `request` through the event loop and returns the whole answer; see the
     /// type's documentation for the contract.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let transfer = CurlTransfer(request: request)
+        let progress = TransferProgressReporter.current
+        progress?.begin(expectedToSend: request.streamedBody?.length ?? Int64(request.body?.count ?? 0))
+        let transfer = CurlTransfer(request: request, progress: progress)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

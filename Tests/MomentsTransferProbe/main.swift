@@ -5,6 +5,7 @@
 // resident memory before the transfer and at its peak.
 //   TRANSPORT: urlsession | curl
 //   MODE: file PATH | multipart PATH (the file as a form's part, beside a text field)
+//         | download PATH (200 MiB from /download, written to PATH)
 import Foundation
 import MomentsCurl
 import MomentsNetworking
@@ -28,23 +29,28 @@ guard arguments.count == 5, let baseURL = URL(string: arguments[3]) else {
     exit(2)
 }
 let transport: any HTTPTransport = arguments[1] == "curl" ? try CurlTransport() : URLSessionTransport()
-let client = HTTPClient(baseURL: baseURL, transport: transport) { $0.timeout = .seconds(300) }
+let client = HTTPClient(baseURL: baseURL, transport: transport) {
+    $0.timeout = .seconds(300)
+    $0.maximumResponseSize = 1 << 30
+}
 let file = URL(fileURLWithPath: arguments[4])
-let body: RequestBody
+// A small request first, so the transport's own machinery is in place before measuring.
+_ = try await client.send(Upload(body: .data(Data("warm".utf8))))
+let before = kilobytes("VmRSS")
+var server: Any = [:]
 switch arguments[2] {
+case "download":
+    let size = 200 << 20
+    let download = try await client.response(for: FileDownload(path: "/download", to: file, query: [URLQueryItem(name: "size", value: "\(size)")]))
+    server = ["length": size, "sha256": download.headers["X-Content-SHA256"] ?? ""]
 case "multipart":
     var form = MultipartForm()
     form.addField("note", "a large file")
     form.addFile("file", at: file)
-    body = .multipart(form)
+    server = (try? JSONSerialization.jsonObject(with: try await client.send(Upload(body: .multipart(form))))) ?? [:]
 default:
-    body = .file(file)
+    server = (try? JSONSerialization.jsonObject(with: try await client.send(Upload(body: .file(file))))) ?? [:]
 }
-// A small request first, so the transport's own machinery is in place before measuring.
-_ = try await client.send(Upload(body: .data(Data("warm".utf8))))
-let before = kilobytes("VmRSS")
-let answer = try await client.send(Upload(body: body))
 let peak = kilobytes("VmHWM")
-let server = (try? JSONSerialization.jsonObject(with: answer)) ?? [:]
 let report: [String: Any] = ["server": server, "rssBeforeKiB": before, "peakKiB": peak]
 print(String(decoding: try JSONSerialization.data(withJSONObject: report), as: UTF8.self))

@@ -113,7 +113,7 @@ extension HTTPClient {
         for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
     ) async throws -> CacheSlot? {
         // A streamed body (a file) is never cached: its key would have to read it all.
-        guard request.isCacheable, configuration.cache != nil, httpRequest.streamedBody == nil else { return nil }
+        guard request.isCacheable, configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
         var headers = httpRequest.headers
         do {
             for middleware in configuration.middlewares + request.middlewares {

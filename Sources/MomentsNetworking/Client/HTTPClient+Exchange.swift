@@ -51,7 +51,9 @@ extension HTTPClient {
         do {
             let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
             let middlewares = request.middlewares
-            let coalesces = request.isCacheable && configuration.coalescesRequests && httpRequest.streamedBody == nil
+            // A file upload or download is never shared: each caller has its own file.
+            let coalesces = request.isCacheable && configuration.coalescesRequests
+                && httpRequest.streamedBody == nil && httpRequest.destination == nil
             let result = try await tracked(latestWinsKey: request.latestWinsKey, groups: request.groups) {
                 try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
             }
@@ -212,6 +214,26 @@ extension HTTPClient {
     }
 
     nonisolated func decode<R: Request>(_ response: HTTPResponse, for request: R, sentAs httpRequest: HTTPRequest) throws -> R.Response {
+        guard let file = response.bodyFile else { return try decodeInMemory(response, for: request) }
+        do {
+            return try decodeInMemory(response, for: request)
+        } catch {
+            // A download the caller does not get is removed; its beginning says why.
+            var failed = response
+            failed.body = (try? FileHandle(forReadingFrom: file)).flatMap { handle in
+                defer { try? handle.close() }
+                return try? handle.read(upToCount: 64 << 10)
+            } ?? Data()
+            failed.bodyFile = nil
+            try? FileManager.default.removeItem(at: file)
+            guard !configuration.acceptedStatusCodes.contains(response.statusCode) else { throw error }
+            // The server's failure, told with the beginning of what it sent.
+            _ = try decodeInMemory(failed, for: request)
+            throw error
+        }
+    }
+
+    private nonisolated func decodeInMemory<R: Request>(_ response: HTTPResponse, for request: R) throws -> R.Response {
         guard configuration.acceptedStatusCodes.contains(response.statusCode) else {
             throw request.failure(for: response, decoder: configuration.decoder) ?? .serverError(response)
         }

@@ -117,6 +117,9 @@ public actor HTTPClient {
         } catch {
             throw HTTPClientError.invalidRequest("\(R.self) is invalid: \(error)", underlyingError: error)
         }
+        if R.Response.self == URL.self, request.downloadDestination == nil {
+            throw HTTPClientError.invalidRequest("\(R.self) answers with a file but names no downloadDestination")
+        }
         let url = try makeURL(path: request.path, query: request.query)
         var headers = configuration.defaultHeaders
         var bodyData: Data?
@@ -140,7 +143,8 @@ public actor HTTPClient {
             body: bodyData,
             streamedBody: streamedBody,
             timeout: request.timeout ?? configuration.timeout,
-            maximumResponseSize: configuration.maximumResponseSize
+            maximumResponseSize: configuration.maximumResponseSize,
+            destination: request.downloadDestination
         )
     }
 

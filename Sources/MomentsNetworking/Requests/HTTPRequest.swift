@@ -18,6 +18,10 @@ public struct HTTPRequest: Sendable, Hashable {
     public var timeout: Duration
     /// The largest response body the transport may accept, in bytes; `nil` for no limit.
     public var maximumResponseSize: Int?
+    /// A file to write the response body into as it arrives, instead of memory: the
+    /// transport creates it (0600, or truncates it), removes it when the exchange fails,
+    /// and answers with ``HTTPResponse/bodyFile`` set and an empty ``HTTPResponse/body``.
+    public var destination: URL?
 
     public init(
         method: HTTPMethod,
@@ -26,7 +30,8 @@ public struct HTTPRequest: Sendable, Hashable {
         body: Data? = nil,
         streamedBody: StreamedBody? = nil,
         timeout: Duration = .seconds(60),
-        maximumResponseSize: Int? = nil
+        maximumResponseSize: Int? = nil,
+        destination: URL? = nil
     ) {
         self.method = method
         self.url = url
@@ -35,5 +40,6 @@ public struct HTTPRequest: Sendable, Hashable {
         self.streamedBody = streamedBody
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
+        self.destination = destination
     }
 }

@@ -8,13 +8,17 @@ public struct HTTPResponse: Sendable, Hashable {
     /// The protocol version the exchange used, when the transport knows it
     /// (`CurlTransport` does; `URLSessionTransport` on Linux does not, and leaves `nil`).
     public var httpVersion: HTTPVersion?
+    /// The file the body was written to, for a request with a
+    /// ``HTTPRequest/destination`` (``body`` is then empty).
+    public var bodyFile: URL?
 
     /// Creates a response; `httpVersion` is `nil` unless the transport knows it.
-    public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: HTTPVersion? = nil) {
+    public init(statusCode: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: HTTPVersion? = nil, bodyFile: URL? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
+        self.bodyFile = bodyFile
     }
 
     /// The first characters of the body as text, for error messages and logs.

@@ -37,6 +37,10 @@ public protocol Request: Sendable {
     var body: RequestBody? { get }
     /// The deadline for this request; `nil` uses the client's. The default is `nil`.
     var timeout: Duration? { get }
+    /// A file to write the answer's body into as it arrives, instead of memory (a large
+    /// download); the client's size limit and the deadline still apply. A request whose
+    /// `Response` is `URL` decodes to this file. The default is `nil`.
+    var downloadDestination: URL? { get }
 
     /// Rejects a request whose parameters are invalid, before anything is sent.
     /// The default accepts every request.
@@ -90,6 +94,7 @@ extension Request {
     public var headers: HTTPHeaders { [:] }
     public var body: RequestBody? { nil }
     public var timeout: Duration? { nil }
+    public var downloadDestination: URL? { nil }
     public func validate() throws {}
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
     public func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
@@ -112,6 +117,16 @@ extension Request where Response: Decodable {
 extension Request where Response == Data {
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Data {
         response.body
+    }
+}
+
+extension Request where Response == URL {
+    /// The file the body was written to (``downloadDestination``).
+    public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> URL {
+        guard let file = response.bodyFile else {
+            throw ValidationError("the answer was not written to a file: the request names no downloadDestination")
+        }
+        return file
     }
 }
 

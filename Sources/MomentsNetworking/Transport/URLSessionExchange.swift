@@ -5,9 +5,10 @@ import FoundationNetworking
 import Dispatch
 import Synchronization
 
-/// The state of one request sent by ``URLSessionTransport``: it gathers the answer and
-/// resumes the caller exactly once, whichever comes first of completion, failure,
-/// cancellation, the deadline or the size limit.
+/// The state of one request sent by ``URLSessionTransport``: it gathers the answer (in
+/// memory, or into the request's destination file) and resumes the caller exactly once,
+/// whichever comes first of completion, failure, cancellation, the deadline or the size
+/// limit; it reports progress to the transfer's reporter, if any.
 final class URLSessionExchange: Sendable {
     private struct State {
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
@@ -16,21 +17,36 @@ final class URLSessionExchange: Sendable {
         var statusCode = 0
         var headers = HTTPHeaders()
         var body = Data()
+        /// Body bytes received (kept in `body`, or written to `file`).
+        var received: Int64 = 0
         var expectedLength: Int64 = -1
         var deadline: UInt64?
+        /// The destination file while the body is written to it.
+        var file: Int32 = -1
+        /// A download task's body, moved to the destination.
+        var downloadMoved = false
+        /// Why a download task's file could not be taken.
+        var downloadFailure: HTTPClientError?
     }
 
-    private let task: URLSessionDataTask
+    private let task: URLSessionTask
     private let limit: Int?
     private let expectsBody: Bool
+    private let destination: URL?
+    private let progress: TransferProgressReporter?
     private let state = Mutex(State())
     private let timer: DeadlineTimer
 
-    init(task: URLSessionDataTask, limit: Int?, expectsBody: Bool, timer: DeadlineTimer) {
+    init(
+        task: URLSessionTask, limit: Int?, expectsBody: Bool, timer: DeadlineTimer,
+        destination: URL? = nil, progress: TransferProgressReporter? = nil
+    ) {
         self.task = task
         self.timer = timer
         self.limit = limit
         self.expectsBody = expectsBody
+        self.destination = destination
+        self.progress = progress
     }
 
     /// Installs the caller's continuation. Returns `false`, having resumed it, if the
@@ -75,24 +91,110 @@ final class URLSessionExchange: Sendable {
         for (name, value) in http.allHeaderFields {
             headers.add(name: String(describing: name), value: String(describing: value))
         }
+        var file: Int32 = -1
+        if let destination {
+            file = open(destination.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard file >= 0 else {
+                finish(throwing: .invalidRequest("cannot write the download to \(destination.path): \(String(cString: strerror(errno)))"))
+                return false
+            }
+        }
         state.withLock { state in
             state.statusCode = http.statusCode
             state.headers = headers
             state.expectedLength = response.expectedContentLength
+            state.file = file
         }
+        progress?.received(0, of: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
         return true
     }
 
     func receive(_ data: Data) {
-        let overLimit: Int? = state.withLock { state in
-            guard !state.isFinished else { return nil }
-            state.body.append(data)
-            if let limit, state.body.count > limit { return state.body.count }
+        let outcome: (overLimit: Int64?, failure: HTTPClientError?, received: Int64, expected: Int64) = state.withLock { state in
+            guard !state.isFinished else { return (nil, nil, 0, -1) }
+            state.received += Int64(data.count)
+            if let limit, state.received > Int64(limit) { return (state.received, nil, state.received, state.expectedLength) }
+            if state.file >= 0 {
+                if let failure = Self.write(data, to: state.file, destination: destination) { return (nil, failure, 0, -1) }
+            } else {
+                state.body.append(data)
+            }
+            return (nil, nil, state.received, state.expectedLength)
+        }
+        if let limit, let overLimit = outcome.overLimit {
+            finish(throwing: .responseTooLarge(limit: limit, received: Int(clamping: overLimit)))
+        } else if let failure = outcome.failure {
+            finish(throwing: failure)
+        } else if outcome.received > 0 {
+            progress?.received(outcome.received, of: outcome.expected >= 0 ? outcome.expected : nil)
+        }
+    }
+
+    /// A download task has written `count` body bytes to its file (of `expected`, or -1).
+    func downloaded(_ count: Int64, of expected: Int64) {
+        let over = state.withLock { state -> Bool in
+            guard !state.isFinished else { return false }
+            state.received = count
+            if state.expectedLength < 0, expected >= 0 { state.expectedLength = expected }
+            return limit.map { count > Int64($0) || expected > Int64($0) } ?? false
+        }
+        if let limit, over {
+            finish(throwing: .responseTooLarge(limit: limit, received: Int(clamping: max(count, expected))))
+            return
+        }
+        progress?.received(count, of: expected >= 0 ? expected : nil)
+    }
+
+    /// A download task's body is complete in the session's file at `location`: it is
+    /// copied to the destination now (the session deletes its file when this returns).
+    func finishedDownloading(to location: URL) {
+        guard let destination, !state.withLock({ $0.isFinished }) else { return }
+        var failure: HTTPClientError?
+        do {
+            try? FileManager.default.removeItem(at: destination)
+            // Copied, not moved: FoundationNetworking truncates its file through a handle it
+            // keeps open after this callback, which would empty a moved file.
+            try FileManager.default.copyItem(at: location, to: destination)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
+        } catch {
+            failure = .invalidRequest("cannot write the download to \(destination.path): \(error.localizedDescription)", underlyingError: error)
+        }
+        state.withLock { state in
+            state.downloadMoved = failure == nil
+            state.downloadFailure = failure
+        }
+    }
+
+    /// Body bytes sent so far, from the session.
+    func sent(_ count: Int64, of expected: Int64) {
+        progress?.sent(count, of: expected >= 0 ? expected : nil)
+    }
+
+    /// Writes all of `data` to `file`; the failure, if it cannot.
+    private static func write(_ data: Data, to file: Int32, destination: URL?) -> HTTPClientError? {
+        data.withUnsafeBytes { bytes -> HTTPClientError? in
+            guard var next = bytes.baseAddress else { return nil }
+            var remaining = bytes.count
+            while remaining > 0 {
+                let written = Glibc.write(file, next, remaining)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else {
+                    return .transportFailure(TransportFailure(
+                        kind: .other, message: "cannot write the download to \(destination?.path ?? "its file"): \(String(cString: strerror(errno)))"
+                    ))
+                }
+                next += written
+                remaining -= written
+            }
             return nil
         }
-        if let limit, let overLimit {
-            finish(throwing: .responseTooLarge(limit: limit, received: overLimit))
-        }
+    }
+
+    /// Closes the destination file; removes it unless the download `succeeded`.
+    private func closeFile(_ descriptor: Int32, succeeded: Bool) {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        if !succeeded, let destination { try? FileManager.default.removeItem(at: destination) }
     }
 
     func complete(error: (any Error)?) {
@@ -103,7 +205,17 @@ final class URLSessionExchange: Sendable {
             state.deadline = nil
             let continuation = state.continuation
             state.continuation = nil
-            let received = Int64(state.body.count)
+            if task is URLSessionDownloadTask {
+                // A download task reports its answer's head only on the task.
+                takeHead(of: task.response, into: &state)
+                if let failure = state.downloadFailure { return (continuation, .failure(failure)) }
+                if error == nil, !state.downloadMoved, let destination {
+                    FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                    state.downloadMoved = true
+                }
+                if error != nil, state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
+            }
+            let received = state.received
             let bodyless = !expectsBody || state.statusCode == 204 || state.statusCode == 304
             // Content-Length counts the bytes on the wire; a compressed body arrives
             // decoded, of another length. Its truncation is reported by the platform.
@@ -111,20 +223,42 @@ final class URLSessionExchange: Sendable {
             let comparable = encoding == "identity" || encoding.isEmpty
             // A deadline that ran out is a timeout, however much of the body had come.
             let timedOut = (error as? URLError)?.code == .timedOut
+            let file = state.file
+            state.file = -1
             if !timedOut, !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
+                closeFile(file, succeeded: false)
+                if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
                 return (continuation, .failure(.transportFailure(TransportFailure(
                     kind: .truncatedResponse,
                     message: "the body ended after \(received) of \(state.expectedLength) bytes"
                 ))))
             }
             if let error {
+                closeFile(file, succeeded: false)
                 return (continuation, .failure(URLSessionErrorMapping.clientError(for: error)))
             }
-            let response = HTTPResponse(statusCode: state.statusCode, headers: state.headers, body: state.body)
+            if let destination, file < 0, !state.downloadMoved {
+                // No body came (a HEAD, a 204): the file is there all the same, empty.
+                FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            }
+            closeFile(file, succeeded: true)
+            let response = HTTPResponse(statusCode: state.statusCode, headers: state.headers, body: state.body, bodyFile: destination)
             state.body = Data()
             return (continuation, .success(response))
         }
         continuation?.resume(with: result)
+    }
+
+    /// Takes status, fields and announced length from `response`, unless already taken.
+    private func takeHead(of response: URLResponse?, into state: inout State) {
+        guard state.statusCode == 0, let http = response as? HTTPURLResponse else { return }
+        state.statusCode = http.statusCode
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            headers.add(name: String(describing: name), value: String(describing: value))
+        }
+        state.headers = headers
+        state.expectedLength = http.expectedContentLength
     }
 
     /// Ends the exchange with `error` now, if it has not ended, and cancels the task.
@@ -136,6 +270,10 @@ final class URLSessionExchange: Sendable {
             if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
             state.body = Data()
+            closeFile(state.file, succeeded: false)
+            state.file = -1
+            if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
+            state.downloadMoved = false
             let continuation = state.continuation
             state.continuation = nil
             return (true, continuation)

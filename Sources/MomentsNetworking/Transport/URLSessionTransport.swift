@@ -78,9 +78,14 @@ public final class URLSessionTransport: HTTPTransport {
             )
         }
         #endif
-        let task: URLSessionDataTask
+        let task: URLSessionTask
         var spooled: URL?
-        if let streamed = request.streamedBody {
+        if request.destination != nil, request.streamedBody == nil {
+            // A download task writes the body to a file of the session's as it arrives,
+            // at the pace of the disk: a data task's delegate would get every chunk
+            // queued in memory faster than it can write them.
+            task = session.downloadTask(with: Self.makeURLRequest(request))
+        } else if let streamed = request.streamedBody {
             // URLSession streams an upload from one file; a body of several pieces (a
             // multipart form) is first copied into a temporary file, piece by piece.
             let file: URL
@@ -95,11 +100,15 @@ public final class URLSessionTransport: HTTPTransport {
             task = session.dataTask(with: Self.makeURLRequest(request))
         }
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
+        let progress = TransferProgressReporter.current
+        progress?.begin(expectedToSend: request.streamedBody?.length ?? Int64(request.body?.count ?? 0))
         let exchange = URLSessionExchange(
             task: task,
             limit: request.maximumResponseSize,
             expectsBody: request.method != .head,
-            timer: deadlines
+            timer: deadlines,
+            destination: request.destination,
+            progress: progress
         )
         delegate.register(exchange, for: task)
         return try await withTaskCancellationHandler {
@@ -133,7 +142,7 @@ public final class URLSessionTransport: HTTPTransport {
 }
 
 /// Routes the session's callbacks to the exchange each task belongs to.
-final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     private let exchanges = LockedDictionary<Int, URLSessionExchange>()
 
     var exchangesInFlight: Int { exchanges.count }
@@ -163,6 +172,24 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
         completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        exchanges[task.taskIdentifier]?.sent(totalBytesSent, of: totalBytesExpectedToSend)
+    }
+
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        exchanges[downloadTask.taskIdentifier]?.downloaded(totalBytesWritten, of: totalBytesExpectedToWrite)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        exchanges[downloadTask.taskIdentifier]?.finishedDownloading(to: location)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -3,11 +3,11 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 
-/// A 200 MB file, uploaded as it is and as a form's part, through each transport in a
-/// process of its own (`MomentsTransferProbe`), so that the process's memory measures
-/// the upload alone: the server must receive every byte (it hashes them), and the
+/// 200 MB uploaded (as a file, and as a form's part) and downloaded to a file through
+/// each transport, in a process of its own (`MomentsTransferProbe`) so that its memory
+/// measures the transfer alone: every byte must arrive (hashed on both sides), and the
 /// process must grow by less than 32 MB.
-@Suite(.serialized) struct LargeUploadTests {
+@Suite(.serialized) struct LargeTransferTests {
     static let size = 200 << 20
     static let growthLimitKiB = 32 << 10
 
@@ -29,7 +29,20 @@ import Testing
         let peakKiB: Int
     }
 
-    /// The file, written a megabyte at a time, and its SHA-256 by `sha256sum`.
+    /// A file's SHA-256, by `sha256sum`, waited for off Swift's threads.
+    static func digest(of url: URL) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: await output.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
+        _ = await process.exitStatus()
+        return String(text.prefix(64))
+    }
+
+    /// The file, written a megabyte at a time, and its SHA-256.
     static func makeFile(in directory: TemporaryDirectory) async throws -> (URL, String) {
         let url = directory.url.appendingPathComponent("large.bin")
         FileManager.default.createFile(atPath: url.path, contents: nil)
@@ -40,15 +53,7 @@ import Testing
             try handle.write(contentsOf: block)
         }
         try handle.close()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [url.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: await output.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
-        _ = await process.exitStatus()
-        return (url, String(text.prefix(64)))
+        return (url, try await digest(of: url))
     }
 
     static func probe(_ kind: TransportKind, mode: String, file: URL, server: ScriptServer) async throws -> Report {
@@ -91,6 +96,22 @@ import Testing
                 let growth = report.peakKiB - report.rssBeforeKiB
                 #expect(growth < Self.growthLimitKiB, "\(kind) \(mode): the process grew by \(growth) KiB")
             }
+        }
+    }
+
+    @Test func twoHundredMegabytesDownloadToAFileThroughEachTransportInLittleMemory() async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/upload_server.py")
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        for kind in TransportKind.allCases {
+            let file = directory.url.appendingPathComponent("download-\(kind).bin")
+            let report = try await Self.probe(kind, mode: "download", file: file, server: server)
+            #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) == Self.size)
+            #expect(try await Self.digest(of: file) == report.server.sha256, "\(kind): the file differs from what was sent")
+            let growth = report.peakKiB - report.rssBeforeKiB
+            #expect(growth < Self.growthLimitKiB, "\(kind) download: the process grew by \(growth) KiB")
+            try FileManager.default.removeItem(at: file)
         }
     }
 }
