@@ -240,7 +240,7 @@ final class CurlTransfer: @unchecked Sendable {
             return
         }
         if let destination = request.destination {
-            if file < 0 { FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+            if file < 0 { _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) }
             closeFile(succeeded: true)
         }
         var status = 0

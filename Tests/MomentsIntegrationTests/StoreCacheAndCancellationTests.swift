@@ -34,8 +34,8 @@ import Testing
 
         #expect(afterZero.isLiked("0") == true)
         #expect(afterOne.likers("0")?.contains("0") == true)
-        #expect(try await persistence.load(userID: "0")?.isLiked("0") == true)
-        #expect(try await persistence.load(userID: "1")?.likers("0")?.contains("0") == true)
+        #expect(await persistence.load(userID: "0")?.isLiked("0") == true)
+        #expect(await persistence.load(userID: "1")?.likers("0")?.contains("0") == true)
         // A new store on the same cache, with nothing in memory, sees the like too.
         let fresh = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
         #expect(try await fresh.refresh(userID: "1", cachePolicy: policy).likers("0")?.contains("0") == true)

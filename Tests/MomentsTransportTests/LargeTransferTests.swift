@@ -45,7 +45,7 @@ import Testing
     /// The file, written a megabyte at a time, and its SHA-256.
     static func makeFile(in directory: TemporaryDirectory) async throws -> (URL, String) {
         let url = directory.url.appendingPathComponent("large.bin")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         var block = [UInt8](repeating: 0, count: 1 << 20)
         for index in 0..<(size >> 20) {

@@ -1,4 +1,5 @@
 import MomentsSupport
+import Synchronization
 public import Foundation
 
 /// A ``ResponseCache`` in a directory, one file per entry, bounded in bytes, least
@@ -7,11 +8,21 @@ public import Foundation
 /// removed.
 ///
 /// The directory is created 0700 and every file 0600: entries are authenticated answers.
+///
+/// Its reads, writes and `fsync`s run on a thread of its own, never on Swift's
+/// cooperative threads. With a ``maximumAge``, expired entries are also purged every
+/// ``purgeInterval`` in small batches, so lookups and stores go on meanwhile.
 public actor DiskResponseCache: ResponseCache {
     private struct Entry {
         var size: Int
         var lastUse: UInt64
+        /// When the entry was stored (its file's modification time for entries found
+        /// when the cache opens).
+        var stored: Date
     }
+
+    private let executor: ThreadExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The directory holding the entries.
     public nonisolated let directory: URL
@@ -31,6 +42,9 @@ public actor DiskResponseCache: ResponseCache {
     /// How long an entry is kept after it was stored, fresh or not; `nil` keeps it
     /// until evicted for space.
     public nonisolated let maximumAge: Duration?
+    /// How often expired entries are purged, when there is a ``maximumAge``.
+    public nonisolated let purgeInterval: Duration
+    private nonisolated let purging = Mutex<Task<Void, Never>?>(nil)
 
     /// Opens (creating if needed) a cache directory.
     /// - Parameters:
@@ -41,10 +55,17 @@ public actor DiskResponseCache: ResponseCache {
     ///     default is `nil`: until evicted for space.
     ///   - clearOnStart: Whether to remove every entry left by an earlier run, for a
     ///     cache that lives as long as the process. The default is `false`.
-    public init(directory: URL, byteLimit: Int = 64 * 1024 * 1024, maximumAge: Duration? = nil, clearOnStart: Bool = false) throws {
+    ///   - purgeInterval: With a `maximumAge`, how often expired entries are removed
+    ///     in the background. The default is 10 minutes.
+    public init(
+        directory: URL, byteLimit: Int = 64 * 1024 * 1024, maximumAge: Duration? = nil, clearOnStart: Bool = false,
+        purgeInterval: Duration = .seconds(600)
+    ) throws {
+        executor = ThreadExecutor(name: "MomentsNetworking.DiskResponseCache")
         self.directory = directory.standardizedFileURL
         self.byteLimit = max(1, byteLimit)
         self.maximumAge = maximumAge
+        self.purgeInterval = purgeInterval
         try AtomicFile.createPrivateDirectory(self.directory)
         identityKey = AtomicFile.secret(named: Self.identityKeyName, in: self.directory)
         AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
@@ -62,8 +83,37 @@ public actor DiskResponseCache: ResponseCache {
                 continue
             }
             clock += 1
-            entries[key] = Entry(size: size, lastUse: clock)
+            entries[key] = Entry(size: size, lastUse: clock, stored: modified)
             totalSize += size
+        }
+        if maximumAge != nil {
+            let interval = purgeInterval
+            purging.withLock {
+                $0 = Task { [weak self] in
+                    while (try? await Task.sleep(for: interval)) != nil {
+                        guard let self else { return }
+                        await self.purgeExpired()
+                    }
+                }
+            }
+        }
+    }
+
+    deinit {
+        purging.withLock { $0?.cancel() }
+        executor.shutDown()
+    }
+
+    /// Removes every entry older than ``maximumAge``, a few at a time so that lookups
+    /// and stores waiting on the cache go between them. Runs by itself every
+    /// ``purgeInterval``; call it to purge now.
+    public func purgeExpired() async {
+        guard let maximumAge else { return }
+        let oldest = Date().addingTimeInterval(-maximumAge.seconds)
+        let expired = entries.filter { $0.value.stored < oldest }.map(\.key)
+        for (index, key) in expired.enumerated() {
+            if let entry = entries[key], entry.stored < oldest { removeResponse(for: key) }
+            if index % 64 == 63 { await Task.yield() }
         }
     }
 
@@ -96,7 +146,7 @@ public actor DiskResponseCache: ResponseCache {
         }
         clock += 1
         if let old = entries[key] { totalSize -= old.size }
-        entries[key] = Entry(size: data.count, lastUse: clock)
+        entries[key] = Entry(size: data.count, lastUse: clock, stored: Date())
         totalSize += data.count
         evict(sparing: key)
     }

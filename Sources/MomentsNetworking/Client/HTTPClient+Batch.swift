@@ -80,28 +80,6 @@ extension HTTPClient {
             siblings.cancelAll()
         }
     }
-
-    /// Sends `first`, then the request `next` makes from its answer. Cancellation or a
-    /// failure stops the chain; the second request is never built.
-    ///
-    /// ```swift
-    /// let timeline = try await client.chain(GetUser(id: "0")) { user in GetMomentsByUserID(userID: user.id) }
-    /// ```
-    public nonisolated func chain<A: Request, B: Request>(
-        _ first: A, then next: (A.Response) throws -> B
-    ) async throws -> B.Response {
-        let answer = try await send(first)
-        if Task.isCancelled { throw HTTPClientError.cancelled() }
-        let second: B
-        do {
-            second = try next(answer)
-        } catch let error as HTTPClientError {
-            throw error
-        } catch {
-            throw HTTPClientError.invalidRequest("the next request of the chain could not be made: \(error)", underlyingError: error)
-        }
-        return try await send(second)
-    }
 }
 
 /// Cancels sibling tasks together and remembers which failure came first.

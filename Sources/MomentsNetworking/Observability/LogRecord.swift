@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One log record from the SDK, handed to the ``LogHandler`` the user sets.
 ///

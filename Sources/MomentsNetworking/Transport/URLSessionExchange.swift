@@ -210,7 +210,7 @@ final class URLSessionExchange: Sendable {
                 takeHead(of: task.response, into: &state)
                 if let failure = state.downloadFailure { return (continuation, .failure(failure)) }
                 if error == nil, !state.downloadMoved, let destination {
-                    FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                    _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
                     state.downloadMoved = true
                 }
                 if error != nil, state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
@@ -239,7 +239,7 @@ final class URLSessionExchange: Sendable {
             }
             if let destination, file < 0, !state.downloadMoved {
                 // No body came (a HEAD, a 204): the file is there all the same, empty.
-                FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
             closeFile(file, succeeded: true)
             let response = HTTPResponse(statusCode: state.statusCode, headers: state.headers, body: state.body, bodyFile: destination)

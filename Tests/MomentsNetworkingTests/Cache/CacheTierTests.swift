@@ -57,4 +57,35 @@ import Testing
         #expect(await fresh.count == 0)
         #expect(try responseFiles(directory.url).isEmpty)
     }
+
+    /// Entries older than the maximum age go in the background, without a lookup: the
+    /// purge runs every `purgeInterval`. (The test waits for the cache to report them
+    /// gone, not for a length of time.)
+    @Test func expiredEntriesArePurgedInTheBackground() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = try DiskResponseCache(directory: directory.url, maximumAge: .milliseconds(200), purgeInterval: .milliseconds(50))
+        for index in 0..<300 { await cache.store(entry(storedDaysAgo: 0), for: CacheKey(rawValue: "k\(index)")) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while await cache.count > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await cache.count == 0)
+        #expect(try responseFiles(directory.url).isEmpty)
+        #expect(await cache.size == 0)
+    }
+
+    @Test func purgingNowRemovesOnlyWhatHasExpired() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let writer = try DiskResponseCache(directory: directory.url)
+        for name in ["old", "new"] { await writer.store(entry(storedDaysAgo: 0), for: CacheKey(rawValue: name)) }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * 3_600)],
+                                              ofItemAtPath: directory.url.appendingPathComponent("old.response").path)
+        // Opened with a day's age (both kept), then purged against an hour's.
+        _ = try DiskResponseCache(directory: directory.url, maximumAge: .seconds(86_400))
+        let cache = try DiskResponseCache(directory: directory.url, maximumAge: .seconds(3_600), purgeInterval: .seconds(3_600))
+        #expect(await cache.count == 1, "the old entry was already removed when the cache opened")
+        await cache.purgeExpired()
+        #expect(try responseFiles(directory.url) == ["new.response"])
+    }
 }

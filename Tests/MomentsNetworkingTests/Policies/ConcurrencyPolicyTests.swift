@@ -135,43 +135,6 @@ import Testing
     }
 }
 
-@Suite struct ChainTests {
-    @Test func theSecondRequestIsBuiltFromTheFirstAnswer() async throws {
-        let transport = ScriptedTransport { _, request in
-            request.url.path.hasSuffix("me") ? ok(#"{"id":7,"name":"Ada"}"#) : ok(#"["moment of \#(request.url.lastPathComponent)"]"#)
-        }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-
-        let moments = try await client.chain(Endpoint<User>.get("/me")) { user in
-            Endpoint<[String]>.get("/users/\(segment: String(user.id))/moments")
-        }
-
-        #expect(moments == ["moment of moments"])
-        #expect(transport.requests.map(\.url.path) == ["/v1/me", "/v1/users/7/moments"])
-    }
-
-    @Test func aFailureStopsTheChain() async throws {
-        let transport = ScriptedTransport { _, _ in status(500) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-
-        await #expect(throws: HTTPClientError.self) {
-            try await client.chain(Endpoint<User>.get("/me")) { _ in Endpoint<User>.get("/never") }
-        }
-        #expect(transport.calls == 1)
-    }
-
-    @Test func cancellationStopsTheChain() async throws {
-        let transport = ScriptedTransport(delay: .milliseconds(300)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-        let task = Task { try await client.chain(Endpoint<User>.get("/me")) { _ in Endpoint<User>.get("/never") } }
-        #expect(await eventually { transport.calls == 1 })
-
-        task.cancel()
-
-        #expect(((await task.result).error as? HTTPClientError)?.code == .cancelled)
-        #expect(transport.calls == 1)
-    }
-}
 
 @Suite struct LoggingTests {
     @Test func oneRecordPerRequestWithTheEssentials() async throws {

@@ -40,7 +40,7 @@ import Testing
         await store.waitUntilIdle()
         let held = try await store.details(for: "0")
         #expect(held?.isLiked("m0") == true && held?.isLiked("m1") == true)
-        #expect(try await persistence.load(userID: "0") == held)
+        #expect(await persistence.load(userID: "0") == held)
         #expect(held == (await service.server.timeline("0")))
     }
 
