@@ -6,6 +6,7 @@ import MomentsSQLite
 /// The `moments` tool: parses the command line, runs the command, and returns the exit
 /// status (0 success, 1 failure, 2 wrong usage). Every failure is one line on stderr.
 public enum MomentsCommandLine {
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status: 0 success, 1 failure, 2 wrong usage, 130 interrupted.
     public static func run(_ arguments: [String]) async -> Int32 {
         Interrupts.installOnce()
         return await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())

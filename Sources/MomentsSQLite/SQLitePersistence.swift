@@ -54,6 +54,7 @@ public actor SQLitePersistence: MomentsPersistence {
     private let connection: SQLiteConnection
     private let executor: ThreadExecutor
 
+    /// The connection's own thread: SQLite's calls and busy waits never run on Swift's cooperative threads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.

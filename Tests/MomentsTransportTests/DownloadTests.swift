@@ -1,6 +1,5 @@
 import Foundation
 import MomentsNetworking
-import MomentsSupport
 import MomentsTestSupport
 import Testing
 
@@ -13,10 +12,6 @@ import Testing
         let body: RequestBody?
         var method: HTTPMethod { .post }
         var path: String { "/upload" }
-    }
-
-    static func digest(of file: URL) throws -> String {
-        SHA256.hexDigest(Array(try Data(contentsOf: file)))
     }
 
     static func permissions(of file: URL) throws -> Int {
@@ -44,7 +39,7 @@ import Testing
         #expect(try Self.permissions(of: file) == 0o600)
         let expected = try await client.response(for: FileDownload(path: "/download", to: directory.url.appendingPathComponent("again.bin"),
                                                                    query: [URLQueryItem(name: "size", value: "\(size)")]))
-        #expect(try Self.digest(of: file) == expected.headers["X-Content-SHA256"])
+        #expect(try await FileDigest.sha256(of: file) == expected.headers["X-Content-SHA256"])
         #expect(!seen.isEmpty)
         #expect(seen.map(\.received) == seen.map(\.received).sorted(), "received counts only grow: \(seen.map(\.received))")
         #expect(seen.last?.received == Int64(size))

@@ -29,31 +29,28 @@ import Testing
         let peakKiB: Int
     }
 
-    /// A file's SHA-256, by `sha256sum`, waited for off Swift's threads.
-    static func digest(of url: URL) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [url.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: await output.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
-        _ = await process.exitStatus()
-        return String(text.prefix(64))
-    }
-
-    /// The file, written a megabyte at a time, and its SHA-256.
+    /// The file, written a megabyte at a time on a thread of its own (200 writes would
+    /// hold one of Swift's threads), and its SHA-256.
     static func makeFile(in directory: TemporaryDirectory) async throws -> (URL, String) {
         let url = directory.url.appendingPathComponent("large.bin")
-        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: url)
-        var block = [UInt8](repeating: 0, count: 1 << 20)
-        for index in 0..<(size >> 20) {
-            for offset in stride(from: 0, to: block.count, by: 4_096) { block[offset] = UInt8(truncatingIfNeeded: index &+ offset >> 12) }
-            try handle.write(contentsOf: block)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+                    let handle = try FileHandle(forWritingTo: url)
+                    var block = [UInt8](repeating: 0, count: 1 << 20)
+                    for index in 0..<(size >> 20) {
+                        for offset in stride(from: 0, to: block.count, by: 4_096) { block[offset] = UInt8(truncatingIfNeeded: index &+ offset >> 12) }
+                        try handle.write(contentsOf: block)
+                    }
+                    try handle.close()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
         }
-        try handle.close()
-        return (url, try await digest(of: url))
+        return (url, try await FileDigest.sha256(of: url))
     }
 
     static func probe(_ kind: TransportKind, mode: String, file: URL, server: ScriptServer) async throws -> Report {
@@ -108,7 +105,7 @@ import Testing
             let file = directory.url.appendingPathComponent("download-\(kind).bin")
             let report = try await Self.probe(kind, mode: "download", file: file, server: server)
             #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) == Self.size)
-            #expect(try await Self.digest(of: file) == report.server.sha256, "\(kind): the file differs from what was sent")
+            #expect(try await FileDigest.sha256(of: file) == report.server.sha256, "\(kind): the file differs from what was sent")
             let growth = report.peakKiB - report.rssBeforeKiB
             #expect(growth < Self.growthLimitKiB, "\(kind) download: the process grew by \(growth) KiB")
             try FileManager.default.removeItem(at: file)

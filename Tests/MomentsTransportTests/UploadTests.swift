@@ -1,6 +1,5 @@
 import Foundation
 import MomentsNetworking
-import MomentsSupport
 import MomentsTestSupport
 import Testing
 
@@ -30,13 +29,13 @@ import Testing
         var path: String { "/upload" }
     }
 
-    /// A file of `count` bytes of a varied pattern, and its SHA-256.
-    static func file(_ count: Int, in directory: TemporaryDirectory, name: String = "upload.bin") throws -> (URL, String) {
+    /// A file of `count` bytes of a varied pattern.
+    static func file(_ count: Int, in directory: TemporaryDirectory, name: String = "upload.bin") throws -> URL {
         let url = directory.url.appendingPathComponent(name)
         var bytes = [UInt8](repeating: 0, count: count)
         for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 7 &+ index >> 9) }
         try Data(bytes).write(to: url)
-        return (url, SHA256Hex.of(bytes))
+        return url
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -45,7 +44,8 @@ import Testing
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (file, digest) = try Self.file(3_000_001, in: directory)
+        let file = try Self.file(3_000_001, in: directory)
+        let digest = try await FileDigest.sha256(of: file)
         let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
         let upload = try await client.send(Send(body: .file(file, contentType: "application/x-test")))
         #expect(upload.length == 3_000_001)
@@ -59,8 +59,10 @@ import Testing
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (large, largeDigest) = try Self.file(1_500_000, in: directory, name: "large.bin")
-        let (empty, emptyDigest) = try Self.file(0, in: directory, name: "empty.bin")
+        let large = try Self.file(1_500_000, in: directory, name: "large.bin")
+        let empty = try Self.file(0, in: directory, name: "empty.bin")
+        let largeDigest = try await FileDigest.sha256(of: large)
+        let emptyDigest = try await FileDigest.sha256(of: empty)
         var form = MultipartForm()
         form.addField("caption", "東京の夜 \"quoted\"\r\nnext line")
         form.addFile("photo", at: large, contentType: "image/jpeg")
@@ -74,10 +76,10 @@ import Testing
         #expect(parts.map(\.name) == ["caption", "photo", "nothing", "inline"])
         #expect(parts.map(\.filename) == [nil, "large.bin", "renamed.txt", "inline.txt"])
         #expect(parts.map(\.contentType) == [nil, "image/jpeg", "text/plain", "application/octet-stream"])
-        #expect(parts[0].sha256 == SHA256Hex.of(Array("東京の夜 \"quoted\"\r\nnext line".utf8)))
+        #expect(parts[0].sha256 == FileDigest.sha256(of: Array("東京の夜 \"quoted\"\r\nnext line".utf8)))
         #expect(parts[1].length == 1_500_000 && parts[1].sha256 == largeDigest)
         #expect(parts[2].length == 0 && parts[2].sha256 == emptyDigest)
-        #expect(parts[3].sha256 == SHA256Hex.of(Array("--not-the-boundary".utf8)))
+        #expect(parts[3].sha256 == FileDigest.sha256(of: Array("--not-the-boundary".utf8)))
         #expect(Int64(upload.length) == (try RequestBody.multipart(form).streamedBody()?.length))
     }
 
@@ -95,7 +97,7 @@ import Testing
     @Test func aFileChangingLengthWhileSentFailsTheRequest() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (file, _) = try Self.file(100_000, in: directory)
+        let file = try Self.file(100_000, in: directory)
         let body = StreamedBody([try StreamedBody.file(file)])
         try Data(count: 10).write(to: file)
         #expect(throws: HTTPClientError.self) { _ = try body.collected() }
@@ -106,7 +108,7 @@ import Testing
     @Test func aReaderStartsAgainFromAnyOffset() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (file, _) = try Self.file(70_000, in: directory)
+        let file = try Self.file(70_000, in: directory)
         let body = StreamedBody([.bytes(Data("head".utf8)), try StreamedBody.file(file), .bytes(Data()), .bytes(Data("tail".utf8))])
         let whole = try body.collected()
         #expect(whole.count == 70_008)
@@ -118,12 +120,5 @@ import Testing
             #expect(Data(buffer[0..<count]) == whole[Int(offset)..<min(whole.count, Int(offset) + 1_000)], "from \(offset)")
         }
         #expect(throws: HTTPClientError.self) { try reader.seek(to: 70_009) }
-    }
-}
-
-/// SHA-256 in hex.
-enum SHA256Hex {
-    static func of(_ bytes: [UInt8]) -> String {
-        SHA256.hexDigest(bytes)
     }
 }

@@ -122,6 +122,7 @@ public struct Moment: Sendable, Hashable, Identifiable {
         set { content = content.with { $0.likes = newValue } }
     }
 
+    /// A moment with every field; `isLiked` and `likes` are `nil` when the query left likes out.
     public init(
         id: String,
         userDetails: MomentUserDetails,

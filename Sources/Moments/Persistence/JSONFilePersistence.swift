@@ -39,6 +39,7 @@ public actor JSONFilePersistence: MomentsPersistence {
     /// save or a query needs it, then kept up to date.
     private var holders: HolderIndex?
 
+    /// The persistence's own thread: file reads, writes and `fsync`s never run on Swift's cooperative threads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens (creating if needed) a directory of timelines.

@@ -53,26 +53,32 @@ public protocol MomentsService: Sendable {
 }
 
 extension MomentsService {
+    /// The default ignores `cachePolicy` and asks ``getMoments(userID:)``.
     public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         try await getMoments(userID: userID)
     }
 
+    /// The default: ``getMoments(userID:cachePolicy:)``, as an answer of the server.
     public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await getMoments(userID: userID, cachePolicy: cachePolicy), origin: .server(sentAt: nil))
     }
 
+    /// The default: ``refreshAnswer(userID:cachePolicy:)``, once.
     public func refreshAnswers(
         userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
         try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy))
     }
 
+    /// The default: ``updateLike(_:momentID:fromUserID:)``, as an answer of the server.
     public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await updateLike(isLiked, momentID: momentID, fromUserID: userID), origin: .server(sentAt: nil))
     }
 
+    /// The default does nothing: no cache.
     public func invalidateCachedTimelines(of userIDs: [String]) async {}
 
+    /// The default is `false`.
     public var cachesTimelines: Bool { false }
 }
 
@@ -94,6 +100,7 @@ public struct MomentsAnswer: Sendable, Hashable {
     /// Where it came from.
     public var origin: Origin
 
+    /// An answer of `details`, from `origin`.
     public init(details: MomentsDetails, origin: Origin) {
         self.details = details
         self.origin = origin

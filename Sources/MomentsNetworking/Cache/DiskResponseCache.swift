@@ -22,6 +22,7 @@ public actor DiskResponseCache: ResponseCache {
     }
 
     private let executor: ThreadExecutor
+    /// The cache's own thread: its file I/O never runs on Swift's cooperative threads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The directory holding the entries.

@@ -11,6 +11,7 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     /// The first bytes of the body, as text.
     public let bodyExcerpt: String
 
+    /// A failure to decode `typeName` at `codingPath`, as `detail` says, with the body's first bytes.
     public init(typeName: String, codingPath: String, detail: String, bodyExcerpt: String) {
         self.typeName = typeName
         self.codingPath = codingPath

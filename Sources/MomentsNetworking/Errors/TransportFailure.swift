@@ -32,6 +32,7 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
     /// What the platform reported, without any request header or body.
     public let message: String
 
+    /// A failure of `kind`, with the platform's `message`.
     public init(kind: Kind, message: String) {
         self.kind = kind
         self.message = message

@@ -2,9 +2,12 @@
 public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A position in the GraphQL document.
     public struct Location: Sendable, Hashable, Codable {
+        /// The line, from 1.
         public let line: Int
+        /// The column, from 1.
         public let column: Int
 
+        /// A location at `line` and `column`.
         public init(line: Int, column: Int) {
             self.line = line
             self.column = column
@@ -48,6 +51,7 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
     /// The path to the response field that failed, if the error is tied to one.
     public let path: [PathElement]?
 
+    /// An error saying `message`, at `locations` of the document, for the field at `path`.
     public init(message: String, locations: [Location]? = nil, path: [PathElement]? = nil) {
         self.message = message
         self.locations = locations

@@ -43,18 +43,24 @@ public protocol GraphQLOperation: Request {
 
 /// The body of a GraphQL request.
 public struct GraphQLRequestBody<Variables: Encodable & Sendable>: Encodable, Sendable {
+    /// The document.
     public let query: String
+    /// The operation to run from it.
     public let operationName: String
+    /// The operation's variables.
     public let variables: Variables
 }
 
 extension GraphQLOperation {
+    /// The default is `false`: a query.
     public static var isMutation: Bool { false }
+    /// The default is `/graphql`.
     public var path: String { "/graphql" }
     /// Queries are cacheable by their body; mutations never are.
     public var isCacheable: Bool { !Self.isMutation }
     /// Queries may be retried; a mutation opts in if the server makes it idempotent.
     public var allowsRetry: Bool { !Self.isMutation }
+    /// Always `POST`.
     public var method: HTTPMethod { .post }
     /// `{"query", "operationName", "variables"}`: the constant document and name are
     /// encoded once per operation type; the variables with the client's encoder.
@@ -65,6 +71,7 @@ extension GraphQLOperation {
         )
     }
 
+    /// Decodes the envelope (``decodeEnvelope(_:decoder:)``).
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         try decodeEnvelope(response, decoder: decoder)
     }
@@ -93,6 +100,7 @@ extension GraphQLOperation {
         }
     }
 
+    /// A failure status whose body is a GraphQL envelope with errors is a GraphQL failure (kept with its partial data), not a bare server error.
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? {
         guard let envelope = try? decoder.decode(GraphQLEnvelope<ResponseData>.self, from: response.body),
               let errors = envelope.errors, !errors.isEmpty else { return nil }
@@ -101,6 +109,7 @@ extension GraphQLOperation {
 }
 
 extension GraphQLOperation where Response == ResponseData {
+    /// The decoded `data` itself.
     public func extract(_ data: ResponseData) throws -> Response { data }
 }
 

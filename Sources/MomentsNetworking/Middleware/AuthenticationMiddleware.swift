@@ -26,6 +26,7 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
     private let header: Header
     private let tokens: TokenCoordinator
 
+    /// A middleware sending `provider`'s token in `header` (by default `Authorization: Bearer …`).
     public init(provider: any TokenProvider, header: Header = .bearer) {
         self.header = header
         self.tokens = TokenCoordinator(provider: provider)

@@ -35,6 +35,7 @@ public protocol HTTPMiddleware: Sendable {
 }
 
 extension HTTPMiddleware {
+    /// The default is `true`: a middleware is assumed to add credentials unless it says otherwise.
     public var mayAddCredentials: Bool { true }
 }
 
@@ -63,6 +64,7 @@ public struct RequestContext: Sendable {
     /// The request's priority.
     public let priority: RequestPriority
 
+    /// The context of attempt `attempt` of the request named `requestName`.
     public init(requestName: String, attempt: Int = 1, allowsRetry: Bool = false, priority: RequestPriority = .normal) {
         self.init(name: .text(requestName), attempt: attempt, allowsRetry: allowsRetry, priority: priority)
     }

@@ -16,10 +16,13 @@ public protocol TokenProvider: Sendable {
 public struct StaticTokenProvider: TokenProvider {
     private let token: String
 
+    /// A provider of `token`, always.
     public init(_ token: String) { self.token = token }
 
+    /// The token.
     public func currentToken() -> String { token }
 
+    /// A static token cannot be refreshed: throws.
     public func refreshToken(replacing rejected: String) throws -> String {
         throw ValidationError("a static token cannot be refreshed")
     }

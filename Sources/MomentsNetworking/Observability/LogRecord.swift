@@ -20,11 +20,14 @@ public struct LogRecord: Sendable, CustomStringConvertible {
         }
     }
 
+    /// How much the record matters.
     public let level: Level
+    /// What happened, in one line.
     public let message: String
     /// Structured details, e.g. `["method": "POST", "status": "200"]`.
     public let metadata: [String: String]
 
+    /// A record at `level` saying `message`, with `metadata`.
     public init(level: Level, message: String, metadata: [String: String] = [:]) {
         self.level = level
         self.message = message

@@ -4,6 +4,7 @@ import Foundation
 public struct RequestMetrics: Sendable {
     /// The ``Request`` type's name.
     public let requestName: String
+    /// The request's method.
     public let method: HTTPMethod
     /// The URL without its query.
     public let url: String
@@ -13,6 +14,7 @@ public struct RequestMetrics: Sendable {
     public let duration: Duration
     /// Attempts made on the network (0 when served from the cache).
     public let attempts: Int
+    /// Whether the answer came from the cache.
     public let isFromCache: Bool
     /// Bytes of the final answer's body.
     public let responseBytes: Int

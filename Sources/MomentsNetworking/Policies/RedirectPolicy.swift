@@ -29,6 +29,7 @@ public struct RedirectPolicy: Sendable, Hashable {
     /// The most redirects followed for one request.
     public var maximumHops: Int
 
+    /// Redirects followed within `scope`, at most `maximumHops` in a row.
     public init(scope: Scope, maximumHops: Int = 5) {
         self.scope = scope
         self.maximumHops = max(0, maximumHops)

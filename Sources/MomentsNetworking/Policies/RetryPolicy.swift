@@ -28,6 +28,7 @@ public struct RetryPolicy: Sendable {
     /// How the policy waits; replace it in tests. The default is `Task.sleep(for:)`.
     public var sleep: @Sendable (Duration) async throws -> Void
 
+    /// A policy; every default is stated on its property.
     public init(
         maximumAttempts: Int = 3,
         initialDelay: Duration = .milliseconds(200),

@@ -15,17 +15,29 @@ public import Foundation
 /// )
 /// ```
 public struct Endpoint<Response: Sendable>: Request {
+    /// The method.
     public var method: HTTPMethod
+    /// The path, after the client's base URL.
     public var path: String
+    /// The query items. The default is none.
     public var query: [URLQueryItem] = []
+    /// Header fields, over the client's defaults. The default is none.
     public var headers: HTTPHeaders = [:]
+    /// The body. The default is none.
     public var body: RequestBody?
+    /// The deadline; `nil` uses the client's.
     public var timeout: Duration?
+    /// Middlewares for this request only. The default is none.
     public var middlewares: [any HTTPMiddleware] = []
+    /// Who goes first at the concurrency limit. The default is `.normal`.
     public var priority: RequestPriority = .normal
+    /// The cache policy; `nil` uses the client's.
     public var cachePolicy: CachePolicy?
+    /// How long a cached answer stays fresh; `nil` uses the client's.
     public var cacheTTL: Duration?
+    /// A request sent with the same key cancels this one. The default is none.
     public var latestWinsKey: String?
+    /// The groups for ``HTTPClient/cancelAll(in:)``. The default is none.
     public var groups: Set<String> = []
     private var retryOverride: Bool?
     private var cacheableOverride: Bool?
@@ -42,11 +54,14 @@ public struct Endpoint<Response: Sendable>: Request {
         self.decode = decode
     }
 
+    /// Decodes with the endpoint's decoding.
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         try decode(response, decoder)
     }
 
+    /// The method's idempotency, unless set with ``retryable(_:)``.
     public var allowsRetry: Bool { retryOverride ?? method.isIdempotent }
+    /// `GET` only, unless set with ``cacheable(_:)``.
     public var isCacheable: Bool { cacheableOverride ?? (method == .get) }
 
     // MARK: Modifiers

@@ -11,9 +11,12 @@
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// One header field.
     public struct Field: Sendable, Hashable, Codable {
+        /// The field's name, as given (compared without case).
         public var name: String
+        /// The field's value.
         public var value: String
 
+        /// A field `name: value`.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -30,6 +33,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// Fields in the order written.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
@@ -78,6 +82,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return merged
     }
 
+    /// The fields, in order.
     public func makeIterator() -> IndexingIterator<[Field]> {
         fields.makeIterator()
     }

@@ -6,8 +6,11 @@ public import Foundation
 /// `HTTPClient` builds one from each ``Request`` it sends; an ``HTTPTransport`` sees
 /// nothing else.
 public struct HTTPRequest: Sendable, Hashable {
+    /// The method.
     public var method: HTTPMethod
+    /// The absolute URL.
     public var url: URL
+    /// The header fields, in order.
     public var headers: HTTPHeaders
     /// The body, held in memory.
     public var body: Data?
@@ -23,6 +26,7 @@ public struct HTTPRequest: Sendable, Hashable {
     /// and answers with ``HTTPResponse/bodyFile`` set and an empty ``HTTPResponse/body``.
     public var destination: URL?
 
+    /// A request; by default without a body, with a 60-second deadline and no size limit.
     public init(
         method: HTTPMethod,
         url: URL,

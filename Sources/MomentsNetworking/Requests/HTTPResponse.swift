@@ -2,8 +2,11 @@ public import Foundation
 
 /// A response as a transport received it: status, header fields and the whole body.
 public struct HTTPResponse: Sendable, Hashable {
+    /// The status code.
     public var statusCode: Int
+    /// The header fields, in order.
     public var headers: HTTPHeaders
+    /// The whole body (empty when it was written to ``bodyFile``).
     public var body: Data
     /// The protocol version the exchange used, when the transport knows it
     /// (`CurlTransport` does; `URLSessionTransport` on Linux does not, and leaves `nil`).

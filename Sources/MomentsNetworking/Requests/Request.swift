@@ -89,32 +89,51 @@ public protocol Request: Sendable {
 }
 
 extension Request {
+    /// The default is `GET`.
     public var method: HTTPMethod { .get }
+    /// The default is none.
     public var query: [URLQueryItem] { [] }
+    /// The default is none.
     public var headers: HTTPHeaders { [:] }
+    /// The default is none.
     public var body: RequestBody? { nil }
+    /// The default is `nil`: the client's.
     public var timeout: Duration? { nil }
+    /// The default is `nil`: the body is kept in memory.
     public var downloadDestination: URL? { nil }
+    /// The default accepts every request.
     public func validate() throws {}
+    /// The default is `nil`: a server error.
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
+    /// The default is `nil`: decode the answer.
     public func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
+    /// The default is none.
     public var middlewares: [any HTTPMiddleware] { [] }
+    /// The default is `.normal`.
     public var priority: RequestPriority { .normal }
+    /// The default is the method's idempotency.
     public var allowsRetry: Bool { method.isIdempotent }
+    /// The default is `true` for `GET` only.
     public var isCacheable: Bool { method == .get }
+    /// The default is `nil`: the client's.
     public var cachePolicy: CachePolicy? { nil }
+    /// The default is `nil`: the client's.
     public var cacheTTL: Duration? { nil }
+    /// The default is `nil`: no such key.
     public var latestWinsKey: String? { nil }
+    /// The default is none.
     public var groups: Set<String> { [] }
 }
 
 extension Request where Response: Decodable {
+    /// Decodes the body as JSON with `decoder`.
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         try decoder.decode(Response.self, from: response.body)
     }
 }
 
 extension Request where Response == Data {
+    /// The body's bytes.
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Data {
         response.body
     }
@@ -131,12 +150,15 @@ extension Request where Response == URL {
 }
 
 extension Request where Response == Void {
+    /// Ignores the body.
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws {}
 }
 
 /// A simple error for ``Request/validate()`` implementations.
 public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
     public let message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

@@ -14,10 +14,15 @@ public import Foundation
 public struct FileDownload: Request {
     public typealias Response = URL
 
+    /// The path, after the client's base URL.
     public var path: String
+    /// The query items.
     public var query: [URLQueryItem]
+    /// Header fields, over the client's defaults.
     public var headers: HTTPHeaders
+    /// The deadline for the whole download; `nil` uses the client's.
     public var timeout: Duration?
+    /// The groups for ``HTTPClient/cancelAll(in:)``.
     public var groups: Set<String>
     /// Where the body is written (created 0600, or truncated).
     public var destination: URL
@@ -35,6 +40,8 @@ public struct FileDownload: Request {
         self.groups = groups
     }
 
+    /// The ``destination``.
     public var downloadDestination: URL? { destination }
+    /// Never: a download is not kept in the response cache.
     public var isCacheable: Bool { false }
 }

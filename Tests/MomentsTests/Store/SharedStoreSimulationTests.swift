@@ -11,7 +11,7 @@ import Testing
 @Suite struct SharedStoreSimulationTests {
     @Test func everyInstanceAndTheSharedStorageConvergeToTheServer() async throws {
         let result = await runSeededSchedules(prefix: "MOMENTS_SHARED_SIMULATION", defaultCount: 500, suite: "shared simulation") { seed in
-            await SharedStoreSimulation(seed: seed).runWithDeadline(.seconds(30))
+            await SharedStoreSimulation(seed: seed).runWithDeadline(.seconds(120))
         }
         for failure in result.failures {
             Issue.record("schedule \(failure.seed) failed (replay: MOMENTS_SHARED_SIMULATION_SEED=\(failure.seed) swift test --filter SharedStoreSimulationTests):\n  \(failure.details.joined(separator: "\n  "))")

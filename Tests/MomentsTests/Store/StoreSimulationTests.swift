@@ -13,7 +13,7 @@ import Testing
         let result = await runSeededSchedules(prefix: "MOMENTS_SIMULATION", defaultCount: 1_000, suite: "simulation") { seed in
             var simulation = StoreSimulation(seed: seed)
             if let steps { simulation.steps = steps }
-            return await simulation.runWithDeadline(.seconds(30))
+            return await simulation.runWithDeadline(.seconds(120))
         }
         for failure in result.failures {
             Issue.record("schedule \(failure.seed) failed (replay: MOMENTS_SIMULATION_SEED=\(failure.seed) swift test --filter StoreSimulationTests):\n  \(failure.details.joined(separator: "\n  "))")

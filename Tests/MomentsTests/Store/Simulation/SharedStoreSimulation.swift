@@ -216,6 +216,11 @@ struct SharedStoreSimulation {
         return signature + pending.unprocessed + [-1] + pending.answered
     }
 
+    private func allIdle(_ instances: Instances) async -> Bool {
+        for store in instances.stores where await !store.isIdle { return false }
+        return true
+    }
+
     /// Whether every instance has applied every event delivered to it.
     private func eventsApplied(_ instances: Instances) async -> Bool {
         let delivered = await instances.storage.delivered
@@ -237,21 +242,12 @@ struct SharedStoreSimulation {
             let pending = await service.pending
             let announced = await storage.instancesWithAnnouncements
             if pending.unprocessed.isEmpty, pending.answered.isEmpty, announced.isEmpty, isDone() {
+                // Done once every store is idle and has applied every event delivered to
+                // it (an applied event may start a refetch: then the loop goes on).
+                if await eventsApplied(instances), await allIdle(instances) { return }
                 var diagnostics: [String] = []
                 for store in instances.stores { diagnostics.append(await store.diagnostics) }
                 progress.update { $0 = "waiting until the stores are idle: \(diagnostics.joined(separator: " | "))" }
-                let idle = Locked(false)
-                let waiter = Task {
-                    for store in instances.stores { await store.waitUntilIdle() }
-                    idle.update { $0 = true }
-                }
-                while !idle.value, await service.isEmpty, await storage.instancesWithAnnouncements.isEmpty {
-                    await settle(instances)
-                }
-                if idle.value, await service.isEmpty, await storage.instancesWithAnnouncements.isEmpty, await eventsApplied(instances) {
-                    return
-                }
-                _ = waiter
                 await settle(instances)
                 continue
             }
