@@ -27,6 +27,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sqlState = sqlState
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         "PostgreSQL \(kind)\(sqlState.map { " (SQLSTATE \($0))" } ?? ""): \(message)"
     }

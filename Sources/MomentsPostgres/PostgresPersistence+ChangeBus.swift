@@ -8,6 +8,7 @@ extension PostgresPersistence: MomentsChangeBus {
         listener.subscribe()
     }
 
+    /// What the database holds now for `momentIDs` and the timelines of `userIDs` (see `MomentsChangeBus`).
     public func committedState(momentIDs: [String], userIDs: [String]) async throws -> SharedCommit {
         try await run(userID: nil) { connection in
             try PostgresRows.committedState(momentIDs: momentIDs, userIDs: userIDs, on: connection)

@@ -106,10 +106,12 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
 
     // MARK: - MomentsPersistence
 
+    /// The timeline saved for `userID`, or `nil` (see `MomentsPersistence`).
     public func load(userID: String) async throws -> MomentsDetails? {
         try await run(userID: userID) { connection in try PostgresRows.timeline(of: userID, on: connection)?.0 }
     }
 
+    /// Saves `batch` all or nothing (see `MomentsPersistence`).
     public func save(_ batch: PersistenceBatch) async throws {
         guard !batch.isEmpty else { return }
         for (userID, timeline) in batch.timelines {
@@ -132,6 +134,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// The users whose saved timelines hold `momentID`.
     public func userIDs(holding momentID: String) async throws -> [String] {
         try await run(userID: nil) { connection in
             let result = try connection.query(
@@ -141,6 +144,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) async throws {
         try await run(userID: userID) { connection in
             try Self.transaction(on: connection) {
@@ -152,6 +156,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// Every user with a saved timeline.
     public func userIDs() async throws -> [String] {
         try await run(userID: nil) { connection in
             let result = try connection.query("SELECT user_id FROM moments_timeline ORDER BY user_id")
@@ -159,6 +164,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// Removes every timeline and moment.
     public func removeAll() async throws {
         try await run(userID: nil) { connection in
             try Self.transaction(on: connection) {
@@ -167,6 +173,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// Throws unless a save can be expected to succeed now.
     public func checkWritable() async throws {
         let readOnly = try await run(userID: nil) { connection in
             let result = try connection.query("SELECT current_setting('transaction_read_only'), pg_is_in_recovery()")

@@ -27,6 +27,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// busy timeout (`SQLITE_BUSY` or `SQLITE_LOCKED`).
     public var isBusy: Bool { resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         var text = "SQLite error \(resultCode)"
         if extendedResultCode != resultCode { text += " (extended \(extendedResultCode))" }

@@ -174,12 +174,14 @@ public actor SQLitePersistence: MomentsPersistence {
 
     // MARK: - MomentsPersistence
 
+    /// The timeline saved for `userID`, or `nil` (see `MomentsPersistence`).
     public func load(userID: String) throws -> MomentsDetails? {
         try run(userID: userID) {
             try connection.transaction(writing: false) { try readTimeline(userID) }
         }
     }
 
+    /// Saves `batch` all or nothing (see `MomentsPersistence`).
     public func save(_ batch: PersistenceBatch) throws {
         guard !batch.isEmpty else { return }
         for (userID, timeline) in batch.timelines {
@@ -239,6 +241,7 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// The users whose saved timelines hold `momentID`.
     public func userIDs(holding momentID: String) throws -> [String] {
         try run(userID: nil) {
             let statement = try connection.statement("SELECT user_id FROM timeline_entry WHERE moment_id = ?")
@@ -250,6 +253,7 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) throws {
         try requireWritable()
         try run(userID: userID) {
@@ -265,6 +269,7 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// Every user with a saved timeline.
     public func userIDs() throws -> [String] {
         try run(userID: nil) {
             let statement = try connection.statement("SELECT user_id FROM timeline")
@@ -275,6 +280,7 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// Removes every timeline and moment.
     public func removeAll() throws {
         try requireWritable()
         try run(userID: nil) {

@@ -150,10 +150,12 @@ public struct Moment: Sendable, Hashable, Identifiable {
         content.isEqual(to: other.content)
     }
 
+    /// Whether the two are equal.
     public static func == (lhs: Moment, rhs: Moment) -> Bool {
         lhs.isLiked == rhs.isLiked && lhs.content.isEqual(to: rhs.content)
     }
 
+    /// Hashes what equality compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(content.fields)
         hasher.combine(isLiked)
@@ -165,6 +167,7 @@ extension Moment: Codable {
         case id, userDetails, type, title, url, photos, createdDate, isLiked, likes
     }
 
+    /// Decodes the value from its JSON form.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -180,6 +183,7 @@ extension Moment: Codable {
         )
     }
 
+    /// Encodes the value in its JSON form.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)

@@ -15,10 +15,12 @@ public actor InMemoryPersistence: MomentsPersistence {
         contents.apply(batch)
     }
 
+    /// The timeline saved for `userID`, or `nil` (see ``MomentsPersistence``).
     public func load(userID: String) -> MomentsDetails? {
         contents.timelines[userID]?.assemble(for: userID) { contents.moments[$0] }
     }
 
+    /// Saves `batch` all or nothing (see ``MomentsPersistence``).
     public func save(_ batch: PersistenceBatch) throws {
         for (userID, timeline) in batch.timelines {
             if let duplicate = timeline.duplicateMomentID {
@@ -31,19 +33,23 @@ public actor InMemoryPersistence: MomentsPersistence {
         contents.apply(batch)
     }
 
+    /// The users whose saved timelines hold `momentID`.
     public func userIDs(holding momentID: String) -> [String] {
         contents.timelines.compactMap { userID, timeline in timeline.entries.contains { $0.momentID == momentID } ? userID : nil }
     }
 
+    /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) {
         guard let old = contents.timelines.removeValue(forKey: userID) else { return }
         contents.release(old.entries)
     }
 
+    /// Every user with a saved timeline.
     public func userIDs() -> [String] {
         Array(contents.timelines.keys)
     }
 
+    /// Removes every timeline and moment.
     public func removeAll() {
         contents = Contents()
     }

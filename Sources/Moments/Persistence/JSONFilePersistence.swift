@@ -85,10 +85,12 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     // MARK: - MomentsPersistence
 
+    /// The timeline saved for `userID`, or `nil` (see ``MomentsPersistence``).
     public func load(userID: String) throws -> MomentsDetails? {
         try read(userID)
     }
 
+    /// Saves `batch` all or nothing (see ``MomentsPersistence``).
     public func save(_ batch: PersistenceBatch) throws {
         guard !batch.isEmpty else { return }
         // Assemble every file to write before writing any, so invalid input writes nothing.
@@ -123,10 +125,12 @@ public actor JSONFilePersistence: MomentsPersistence {
         }
     }
 
+    /// The users whose saved timelines hold `momentID`.
     public func userIDs(holding momentID: String) throws -> [String] {
         Array(try holderIndex().users(holding: momentID))
     }
 
+    /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) throws {
         let url = fileURL(for: userID)
         guard unlink(url.path) == 0 || errno == ENOENT else {
@@ -137,6 +141,7 @@ public actor JSONFilePersistence: MomentsPersistence {
         index(nil, for: userID)
     }
 
+    /// Every user with a saved timeline.
     public func userIDs() throws -> [String] {
         try fileNames().compactMap { name in
             if let userID = TimelineFileName.userID(fromSpelledName: name) { return userID }
@@ -148,6 +153,7 @@ public actor JSONFilePersistence: MomentsPersistence {
         }
     }
 
+    /// Removes every timeline and moment.
     public func removeAll() throws {
         for name in try fileNames() where TimelineFileName.userID(fromSpelledName: name) != nil || TimelineFileName.isHashedName(name) {
             unlink(directory.appendingPathComponent(name).path)

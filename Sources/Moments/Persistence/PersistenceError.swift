@@ -27,6 +27,7 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         /// one retry where retrying was safe); whether a write committed is unknown.
         public static let connectionLost = Code("connection lost")
 
+        /// A one-line description, for logs and messages.
         public var description: String { name }
     }
 
@@ -51,6 +52,7 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         self.underlyingError = underlyingError
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         var text = "PersistenceError.\(code) at \(location)"
         if let userID { text += " (user \(userID.debugDescription))" }

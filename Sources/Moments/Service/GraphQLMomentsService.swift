@@ -23,14 +23,17 @@ public struct GraphQLMomentsService: MomentsService {
         self.init(client: HTTPClient(baseURL: baseURL, transport: transport))
     }
 
+    /// Fetches `userID`'s timeline.
     public func getMoments(userID: String) async throws -> MomentsDetails {
         try await client.send(GetMomentsByUserID(userID: userID))
     }
 
+    /// Fetches `userID`'s timeline under `cachePolicy`.
     public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         try await client.send(GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy))
     }
 
+    /// Has `userID` like or unlike `momentID`; returns their timeline as the server then computes it.
     public func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails {
         try await client.send(UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID))
     }
@@ -51,6 +54,7 @@ public struct GraphQLMomentsService: MomentsService {
         }
     }
 
+    /// The answer of a like, with when its exchange began.
     public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
         MomentsAnswer(try await client.response(for: UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID)))
     }

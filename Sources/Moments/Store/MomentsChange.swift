@@ -56,6 +56,7 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         switch kind {
         case .timeline(let change):
@@ -79,6 +80,7 @@ public struct TimelineChange: Sendable, Hashable {
         /// A newer answer changed the owner or the list of moments.
         case replaced
 
+        /// A one-line description, for logs and messages.
         public var description: String { rawValue }
     }
 
@@ -111,6 +113,7 @@ public struct MomentChange: Sendable, Hashable {
         /// A like failed and was taken back; the value is the confirmed state.
         case rolledBack
 
+        /// A one-line description, for logs and messages.
         public var description: String { rawValue }
     }
 

@@ -12,6 +12,7 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
         /// The service ended a refresh without any answer.
         public static let noAnswer = Code("no answer")
 
+        /// A one-line description, for logs and messages.
         public var description: String { name }
     }
 
@@ -29,6 +30,7 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
         self.momentID = momentID
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         switch code {
         case .duplicateMomentID:

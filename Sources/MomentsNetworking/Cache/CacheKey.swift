@@ -32,5 +32,6 @@ public struct CacheKey: Hashable, Sendable, Codable, CustomStringConvertible {
         rawValue = SHA256.hexDigest(bytes)
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String { rawValue }
 }

@@ -122,6 +122,7 @@ public actor DiskResponseCache: ResponseCache {
         directory.appendingPathComponent(key.rawValue + Self.suffix)
     }
 
+    /// The entry for `key`, if any is kept and not past its maximum age.
     public func cachedResponse(for key: CacheKey) -> CachedResponse? {
         guard entries[key] != nil else { return nil }
         guard let data = try? Data(contentsOf: url(for: key)),
@@ -138,6 +139,7 @@ public actor DiskResponseCache: ResponseCache {
         return response
     }
 
+    /// Keeps `response` under `key`, evicting others if needed.
     public func store(_ response: CachedResponse, for key: CacheKey) {
         guard let data = try? encoder.encode(response), data.count <= byteLimit else { return }
         do {
@@ -161,12 +163,14 @@ public actor DiskResponseCache: ResponseCache {
         }
     }
 
+    /// Forgets the entry for `key`.
     public func removeResponse(for key: CacheKey) {
         guard let old = entries.removeValue(forKey: key) else { return }
         totalSize -= old.size
         try? FileManager.default.removeItem(at: url(for: key))
     }
 
+    /// Forgets every entry.
     public func clear() throws {
         for key in Array(entries.keys) { removeResponse(for: key) }
     }

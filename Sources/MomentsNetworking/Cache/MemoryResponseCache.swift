@@ -35,6 +35,7 @@ public final class MemoryResponseCache: ResponseCache {
         self.maximumAge = maximumAge
     }
 
+    /// The entry for `key`, if any is kept and not past its maximum age.
     public func cachedResponse(for key: CacheKey) -> CachedResponse? {
         state.withLock { state in
             guard let entry = state.entries[key] else { return nil }
@@ -49,6 +50,7 @@ public final class MemoryResponseCache: ResponseCache {
         }
     }
 
+    /// Keeps `response` under `key`, evicting others if needed.
     public func store(_ response: CachedResponse, for key: CacheKey) {
         guard response.cost <= costLimit else { return }
         state.withLock { state in
@@ -69,12 +71,14 @@ public final class MemoryResponseCache: ResponseCache {
         }
     }
 
+    /// Forgets the entry for `key`.
     public func removeResponse(for key: CacheKey) {
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) { state.cost -= old.response.cost }
         }
     }
 
+    /// Forgets every entry.
     public func clear() {
         state.withLock { $0 = State() }
     }

@@ -19,6 +19,7 @@ public protocol ResponseCache: Sendable {
 }
 
 extension ResponseCache {
+    /// The default: a key of this process, so identities compare within it.
     public var identityKey: [UInt8] { processIdentityKey }
 }
 

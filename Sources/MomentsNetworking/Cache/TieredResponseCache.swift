@@ -19,6 +19,7 @@ public struct TieredResponseCache: ResponseCache {
     /// The disk tier's key, so that what it keeps stays valid across processes.
     public var identityKey: [UInt8] { disk.identityKey }
 
+    /// The entry for `key`, if any is kept and not past its maximum age.
     public func cachedResponse(for key: CacheKey) async -> CachedResponse? {
         if let hit = await memory.cachedResponse(for: key) { return hit }
         guard let hit = await disk.cachedResponse(for: key) else { return nil }
@@ -26,16 +27,19 @@ public struct TieredResponseCache: ResponseCache {
         return hit
     }
 
+    /// Keeps `response` under `key`, evicting others if needed.
     public func store(_ response: CachedResponse, for key: CacheKey) async {
         await memory.store(response, for: key)
         await disk.store(response, for: key)
     }
 
+    /// Forgets the entry for `key`.
     public func removeResponse(for key: CacheKey) async {
         await memory.removeResponse(for: key)
         await disk.removeResponse(for: key)
     }
 
+    /// Forgets every entry.
     public func clear() async throws {
         try await memory.clear()
         try await disk.clear()

@@ -29,6 +29,7 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
         )
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         var text = "could not decode \(typeName)"
         if !codingPath.isEmpty { text += " at \(codingPath)" }

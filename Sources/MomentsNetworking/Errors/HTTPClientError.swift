@@ -48,6 +48,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         /// A redirect was refused by the ``RedirectPolicy``, looped, or went on too long.
         public static let redirectFailure = Code("redirect failure")
 
+        /// A one-line description, for logs and messages.
         public var description: String { name }
     }
 
@@ -111,6 +112,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         var text = "HTTPClientError.\(code)"
         if let method, let url { text += " (\(method) \(Self.redactedURL(url)))" }

@@ -24,6 +24,7 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
         /// Anything else.
         public static let other = Kind("other")
 
+        /// A one-line description, for logs and messages.
         public var description: String { name }
     }
 
@@ -38,6 +39,7 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         message.isEmpty ? kind.description : "\(kind): \(message)"
     }

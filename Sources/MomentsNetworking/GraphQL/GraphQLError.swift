@@ -19,6 +19,7 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
         case field(String)
         case index(Int)
 
+        /// Decodes the value from its JSON form.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let index = try? container.decode(Int.self) {
@@ -28,6 +29,7 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
             }
         }
 
+        /// Encodes the value in its JSON form.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             switch self {
@@ -36,6 +38,7 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
             }
         }
 
+        /// A one-line description, for logs and messages.
         public var description: String {
             switch self {
             case .field(let name): name
@@ -58,6 +61,7 @@ public struct GraphQLError: Sendable, Hashable, Codable, CustomStringConvertible
         self.path = path
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         guard let path, !path.isEmpty else { return message }
         return "\(message) (at \(path.map(\.description).joined(separator: ".")))"

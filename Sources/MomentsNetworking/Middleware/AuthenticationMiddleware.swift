@@ -35,6 +35,7 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
     /// The name of the header the token goes in.
     public var headerName: String { header.name }
 
+    /// Adds the credentials to `request`, refreshing them once on a refusal (see ``HTTPMiddleware``).
     public func intercept(
         _ request: HTTPRequest,
         context: RequestContext,

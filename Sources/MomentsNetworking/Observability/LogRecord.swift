@@ -8,8 +8,10 @@ public struct LogRecord: Sendable, CustomStringConvertible {
     public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
         case debug, info, warning, error
 
+        /// Whether the first orders before the second.
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
 
+        /// A one-line description, for logs and messages.
         public var description: String {
             switch self {
             case .debug: "debug"
@@ -34,6 +36,7 @@ public struct LogRecord: Sendable, CustomStringConvertible {
         self.metadata = metadata
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String {
         let details = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         return "[\(level)] \(message)" + (details.isEmpty ? "" : " \(details)")

@@ -2,5 +2,6 @@
 public enum RequestPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
     case low, normal, high
 
+    /// Whether the first orders before the second.
     public static func < (lhs: RequestPriority, rhs: RequestPriority) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -167,10 +167,15 @@ extension Endpoint where Response: Decodable {
         }
     }
 
+    /// An endpoint of this method at `path`.
     public static func get(_ path: String) -> Self { Self(.get, path) }
+    /// An endpoint of this method at `path`.
     public static func post(_ path: String) -> Self { Self(.post, path) }
+    /// An endpoint of this method at `path`.
     public static func put(_ path: String) -> Self { Self(.put, path) }
+    /// An endpoint of this method at `path`.
     public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    /// An endpoint of this method at `path`.
     public static func delete(_ path: String) -> Self { Self(.delete, path) }
 }
 
@@ -180,10 +185,15 @@ extension Endpoint where Response == Data {
         self.init(method, path) { response, _ in response.body }
     }
 
+    /// An endpoint of this method at `path`.
     public static func get(_ path: String) -> Self { Self(.get, path) }
+    /// An endpoint of this method at `path`.
     public static func post(_ path: String) -> Self { Self(.post, path) }
+    /// An endpoint of this method at `path`.
     public static func put(_ path: String) -> Self { Self(.put, path) }
+    /// An endpoint of this method at `path`.
     public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    /// An endpoint of this method at `path`.
     public static func delete(_ path: String) -> Self { Self(.delete, path) }
 }
 
@@ -193,10 +203,16 @@ extension Endpoint where Response == Void {
         self.init(method, path) { _, _ in }
     }
 
+    /// An endpoint of this method at `path`.
     public static func get(_ path: String) -> Self { Self(.get, path) }
+    /// An endpoint of this method at `path`.
     public static func post(_ path: String) -> Self { Self(.post, path) }
+    /// An endpoint of this method at `path`.
     public static func put(_ path: String) -> Self { Self(.put, path) }
+    /// An endpoint of this method at `path`.
     public static func patch(_ path: String) -> Self { Self(.patch, path) }
+    /// An endpoint of this method at `path`.
     public static func delete(_ path: String) -> Self { Self(.delete, path) }
+    /// An endpoint of this method at `path`.
     public static func head(_ path: String) -> Self { Self(.head, path) }
 }

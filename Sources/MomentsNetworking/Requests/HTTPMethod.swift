@@ -16,5 +16,6 @@ public enum HTTPMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
         }
     }
 
+    /// A one-line description, for logs and messages.
     public var description: String { rawValue }
 }

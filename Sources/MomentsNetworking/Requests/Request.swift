@@ -160,5 +160,6 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     public let message: String
     /// An error saying `message`.
     public init(_ message: String) { self.message = message }
+    /// A one-line description, for logs and messages.
     public var description: String { message }
 }

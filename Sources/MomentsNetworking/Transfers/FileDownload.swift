@@ -12,6 +12,7 @@ public import Foundation
 /// leaves no file behind (an answer with a failure status is reported with the
 /// beginning of its body, as any other).
 public struct FileDownload: Request {
+    /// The answer it decodes to.
     public typealias Response = URL
 
     /// The path, after the client's base URL.

@@ -35,6 +35,7 @@ public final class StubTransport: HTTPTransport {
         recorded.withLock { $0 }
     }
 
+    /// Sends `request` and returns the answer (see ``HTTPTransport``).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         recorded.withLock { $0.append(request) }
         if Task.isCancelled { throw HTTPClientError.cancelled() }

@@ -67,6 +67,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// Deadlines still armed (for diagnostics and leak checks).
     public var pendingDeadlines: Int { deadlines.pendingCount }
 
+    /// Sends `request` and returns the answer (see ``HTTPTransport``).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         #if canImport(FoundationNetworking)
         // FoundationNetworking compares libcurl's bracketed host with URL's unbracketed
