@@ -120,6 +120,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectTheClientRefusesLeavesNoFile(kind: TransportKind) async throws {
+        let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let destination = directory.url.appendingPathComponent("elsewhere.bin")
+        let transport = try kind.make()
+        let client = HTTPClient(baseURL: server.baseURL, transport: transport)
+        let download = FileDownload(path: "/redirect", to: destination, query: [
+            URLQueryItem(name: "status", value: "302"), URLQueryItem(name: "to", value: "http://127.0.0.2:9/file"),
+        ])
+        do {
+            _ = try await client.send(download)
+            Issue.record("a redirect to another origin was followed")
+        } catch let error as HTTPClientError {
+            #expect(error.code == .redirectFailure, "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        if let session = transport as? URLSessionTransport {
+            // The download task cancelled at the redirect ends, and lets go of its exchange.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(30)
+            while session.requestsInFlight > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(session.requestsInFlight == 0)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectTheClientFollowsDownloadsItsTarget(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let destination = directory.url.appendingPathComponent("followed.json")
+        let client = HTTPClient(baseURL: server.url(""), transport: try kind.make())
+        let file = try await client.send(FileDownload(path: "/redirect", to: destination, query: [URLQueryItem(name: "status", value: "302")]))
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        #expect(json?["name"] as? String == "Ada", "the file holds the redirect's target, not its own body")
+    }
+
     @Test func aRequestAnsweringWithAFileMustNameOne() async throws {
         struct Nowhere: Request {
             typealias Response = URL

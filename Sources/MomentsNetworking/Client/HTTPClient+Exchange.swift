@@ -70,6 +70,9 @@ extension HTTPClient {
                                    body: result.response.body, duration: ContinuousClock.now - started, sentAt: result.startedAt,
                                    httpVersion: result.response.httpVersion)
         } catch {
+            // A download that fails leaves no file (a redirect refused, say, after its
+            // body was written).
+            if let destination = httpRequest.destination { try? FileManager.default.removeItem(at: destination) }
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()
                 : .transportFailure(TransportFailure(kind: .other, message: String(describing: error))))

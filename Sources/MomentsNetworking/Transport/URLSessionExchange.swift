@@ -249,6 +249,25 @@ final class URLSessionExchange: Sendable {
         continuation?.resume(with: result)
     }
 
+    /// Answers the caller with the redirect `response` (its status and fields; the body
+    /// file empty), for a download task, whose redirect body cannot be read.
+    func answerRedirect(_ response: HTTPURLResponse) {
+        let (continuation, answer) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, HTTPResponse?) in
+            guard !state.isFinished else { return (nil, nil) }
+            state.isFinished = true
+            if let token = state.deadline { timer.cancel(token) }
+            state.deadline = nil
+            takeHead(of: response, into: &state)
+            if let destination {
+                _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            }
+            let continuation = state.continuation
+            state.continuation = nil
+            return (continuation, HTTPResponse(statusCode: state.statusCode, headers: state.headers, bodyFile: destination))
+        }
+        if let answer { continuation?.resume(returning: answer) }
+    }
+
     /// Takes status, fields and announced length from `response`, unless already taken.
     private func takeHead(of response: URLResponse?, into state: inout State) {
         guard state.statusCode == 0, let http = response as? HTTPURLResponse else { return }

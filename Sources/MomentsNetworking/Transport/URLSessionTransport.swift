@@ -172,6 +172,16 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
         newRequest request: URLRequest,
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
+        if task is URLSessionDownloadTask, let exchange = exchanges[task.taskIdentifier] {
+            // FoundationNetworking traps on Linux when a download task does not follow a
+            // redirect (it hands the redirect's body to a data-task callback), and when
+            // the task is cancelled before the decision is given: the redirect is
+            // answered now, without its body, the task cancelled, and the decision
+            // never given.
+            exchange.answerRedirect(response)
+            task.cancel()
+            return
+        }
         completionHandler(nil)
     }
 
