@@ -45,7 +45,7 @@ let package = Package(
             ],
             path: "Benchmarks/MomentsBenchmarks"
         ),
-        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments"], path: "Tests/MomentsTestSupport"),
+        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments", "MomentsSupport"], path: "Tests/MomentsTestSupport"),
         .executableTarget(
             name: "MomentsTransferProbe",
             dependencies: ["MomentsNetworking", "MomentsCurl"],
@@ -61,7 +61,7 @@ let package = Package(
             name: "MomentsTransportTests",
             dependencies: ["MomentsNetworking", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]
         ),
-        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsTestSupport", "MomentsCrashWriter"]),
+        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(
             name: "MomentsSQLiteTests",
             dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]

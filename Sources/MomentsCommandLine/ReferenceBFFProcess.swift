@@ -53,7 +53,9 @@ final class ReferenceBFFProcess: Sendable {
         guard process.isRunning else { return }
         try? stdin.fileHandleForWriting.close()
         process.terminate()
-        process.waitUntilExit()
+        // The BFF ends at once on SIGTERM; a Foundation that missed its exit cannot
+        // hold the tool for more than this.
+        _ = process.waitForExit(timeout: .seconds(5))
     }
 
     /// `$MOMENTS_PYTHON`, else the virtual environment `.ci/run` makes in the

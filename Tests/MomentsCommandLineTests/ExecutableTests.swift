@@ -59,10 +59,10 @@ import Testing
                 continuation.resume(returning: text)
             }.start()
         }
-        _ = await process.exitStatus()
+        let status = await process.exitStatus()
         let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last?.split(separator: "/").first.flatMap { Int($0) })
 
-        #expect(process.terminationStatus == 130)
+        #expect(status == 130)
         #expect(await eventually(timeout: .seconds(5)) { !isListening(port) }, "the BFF on port \(port) outlived the demo")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
@@ -90,9 +90,9 @@ import Testing
         }
         process.interrupt()
         let errors = String(decoding: await err.fileHandleForReading.readToEndOffPool(), as: UTF8.self)
-        _ = await process.exitStatus()
+        let status = await process.exitStatus()
 
-        #expect(process.terminationStatus == 130)
+        #expect(status == 130)
         #expect(first == "Jake Lin (user 0): 4 moments")
         #expect(errors.contains("watching user 0"))
         #expect(errors.contains("stopped watching user 0"))
@@ -135,9 +135,9 @@ import Testing
             if line.contains(#""type":"moment""#) || lines.count > 200 { break }
         }
         process.interrupt()
-        _ = await process.exitStatus()
+        let status = await process.exitStatus()
 
-        #expect(process.terminationStatus == 130)
+        #expect(status == 130)
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == lines.count, "every line is one JSON object")
         let sequences = objects.compactMap { $0["sequence"] as? Int }

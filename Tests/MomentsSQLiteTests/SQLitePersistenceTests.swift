@@ -130,7 +130,7 @@ import Testing
         for writer in writers {
             #expect(writer.isRunning, "a writer died, likely of SQLITE_BUSY")
             writer.terminate()
-            writer.waitUntilExit()
+            _ = await writer.exitStatus()
         }
 
         let persistence = try SQLitePersistence(path: path)

@@ -1,14 +1,21 @@
 public import Foundation
+package import MomentsSupport
 
 /// Waiting on child processes without blocking Swift's cooperative threads: on a
 /// 2-core machine two tests blocked in `waitUntilExit()` would starve every other test.
 extension Process {
-    /// The exit status, once the process has ended; waits on a thread of its own.
+    /// The exit status (or the signal's number), once the process has ended; waits on
+    /// a thread of its own, and copes with a Foundation that misses the exit
+    /// (``ChildExit``).
     public func exitStatus() async -> Int32 {
+        await exit().status
+    }
+
+    /// How the process ended, once it has; waits on a thread of its own.
+    package func exit() async -> ChildExit {
         await withCheckedContinuation { continuation in
             Thread {
-                self.waitUntilExit()
-                continuation.resume(returning: self.terminationStatus)
+                continuation.resume(returning: self.waitForExit(timeout: nil) ?? ChildExit(status: -1, bySignal: false))
             }.start()
         }
     }

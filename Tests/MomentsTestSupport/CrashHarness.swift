@@ -74,9 +74,9 @@ public enum CrashHarness {
                 killed = true
             }
         }
-        process.waitUntilExit()
-        guard process.terminationReason == .uncaughtSignal else {
-            throw Failure(description: "the writer exited by itself with status \(process.terminationStatus)")
+        let ended = await process.exit()
+        guard ended.bySignal else {
+            throw Failure(description: "the writer exited by itself with status \(ended.status)")
         }
 
         let persistence = try open()

@@ -48,12 +48,15 @@ public final class ScriptServer {
         self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
     }
 
-    /// Stops the server and waits for it to exit.
+    /// Stops the server: closes its stdin and sends SIGTERM. It does not wait on the
+    /// calling thread (tests call it from Swift's few cooperative threads, and Foundation
+    /// can miss a child's exit): the child is reaped on a thread of its own.
     public func stop() {
         guard process.isRunning else { return }
         try? stdin.fileHandleForWriting.close()
         process.terminate()
-        process.waitUntilExit()
+        let process = self.process
+        Thread { _ = process.waitForExit(timeout: .seconds(60)) }.start()
     }
 
     deinit { stop() }
