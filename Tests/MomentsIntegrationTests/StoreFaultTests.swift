@@ -51,7 +51,7 @@ import Testing
         let probe = StreamProbe(await store.updates(for: "0"))
         #expect(await probe.waitFor(count: 1) == [good])
 
-        if let spec = fault.fault { try await bff.injectFault(spec) } else { bff.stop() }
+        if let spec = fault.fault { try await bff.injectFault(spec) } else { await bff.stopAndWait() }
         let started = ContinuousClock.now
         let refreshError = await #expect(throws: HTTPClientError.self) { try await store.refresh(userID: "0") }
         let elapsed = ContinuousClock.now - started

@@ -35,4 +35,7 @@ public final class ReferenceBFF {
 
     /// Stops the BFF.
     public func stop() { server.stop() }
+
+    /// Stops the BFF and waits until it has exited: a connection is then refused.
+    public func stopAndWait() async { await server.stopAndWait() }
 }

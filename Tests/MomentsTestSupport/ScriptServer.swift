@@ -59,6 +59,15 @@ public final class ScriptServer {
         Thread { _ = process.waitForExit(timeout: .seconds(60)) }.start()
     }
 
+    /// Stops the server and waits until it has exited (off Swift's threads), for a test
+    /// that needs it gone: a connection to its port is then refused.
+    public func stopAndWait() async {
+        guard process.isRunning else { return }
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        _ = await process.exit()
+    }
+
     deinit { stop() }
 }
 
