@@ -47,11 +47,21 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
-        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
-        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
-        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")
-        // libcurl calls the progress callback only for a transfer that reports progress.
-        refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, transfer.progress == nil ? 1 : 0), "NOPROGRESS")
+        // libcurl reads a body through the callbacks only when it is streamed, and calls
+        // the progress callback only for a transfer that reports progress: the options
+        // of both are set for those transfers alone.
+        if request.streamedBody != nil {
+            refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
+            refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
+        }
+        let reportsProgress = transfer.progress != nil
+        if reportsProgress {
+            refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")
+        }
+        if handle.reportsProgress != reportsProgress {
+            refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, reportsProgress ? 0 : 1), "NOPROGRESS")
+            handle.reportsProgress = reportsProgress
+        }
         if handle.url != request.url {
             handle.url = nil
             refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
@@ -225,6 +235,7 @@ final class CurlHandle {
     var headerList: UnsafeMutablePointer<curl_slist>?
     var timeoutMilliseconds: Int?
     var offersEncodings: Bool?
+    var reportsProgress: Bool?
 
     init(easy: UnsafeMutableRawPointer) {
         self.easy = easy

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 import MomentsCCurl
 import MomentsNetworking
 import Synchronization
@@ -166,19 +167,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
         if file >= 0 {
-            var next = base
-            var remaining = bytes.count
-            while remaining > 0 {
-                let written = Glibc.write(file, next, remaining)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    localFailure = .transportFailure(TransportFailure(
-                        kind: .other, message: "cannot write the download to \(request.destination?.path ?? "its file"): \(String(cString: strerror(errno)))"
-                    ))
-                    return false
-                }
-                next += written
-                remaining -= written
+            do throws(AtomicFile.Failure) {
+                try AtomicFile.writeAll(bytes, to: file)
+            } catch {
+                localFailure = .transportFailure(TransportFailure(
+                    kind: .other, message: "cannot write the download to \(request.destination?.path ?? "its file"): \(error.reason)"
+                ))
+                return false
             }
         } else {
             body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)

@@ -48,7 +48,7 @@ public final class CurlTransport: HTTPTransport {
     /// type's documentation for the contract.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let progress = TransferProgressReporter.current
-        progress?.begin(expectedToSend: request.streamedBody?.length ?? Int64(request.body?.count ?? 0))
+        progress?.begin(expectedToSend: request.bodyLength)
         let transfer = CurlTransfer(request: request, progress: progress)
         let loop = self.loop
         return try await withTaskCancellationHandler {

@@ -23,7 +23,6 @@ final class PostgresChangeListener: Sendable {
         var interruptions = 0
         /// Waits for the first attempt to listen.
         var starting: CheckedContinuation<Void, Never>?
-        var hasAttempted = false
     }
 
     private let connectionString: String
@@ -77,7 +76,6 @@ final class PostgresChangeListener: Sendable {
 
     private func attempted() {
         let starting = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.hasAttempted = true
             defer { state.starting = nil }
             return state.starting
         }

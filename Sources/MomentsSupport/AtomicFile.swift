@@ -47,18 +47,27 @@ package enum AtomicFile {
 
     private static func writeAll(_ data: Data, to fd: Int32) throws(Failure) {
         let failure: Failure? = data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return Failure(operation: "write", errno: errno)
-                }
-                offset += written
+            do throws(Failure) {
+                try writeAll(buffer, to: fd)
+                return nil
+            } catch {
+                return error
             }
-            return nil
         }
         if let failure { throw failure }
+    }
+
+    /// Writes all of `buffer` to `fd`, going on after short writes and interruptions.
+    package static func writeAll(_ buffer: UnsafeRawBufferPointer, to fd: Int32) throws(Failure) {
+        var offset = 0
+        while offset < buffer.count {
+            let written = systemWrite(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "write", errno: errno)
+            }
+            offset += written
+        }
     }
 
     /// Creates `url` and any missing parent as directories of the owner only (0700);

@@ -8,9 +8,9 @@ enum MomentsExecutable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("moments")
     }
 
-    /// Runs `moments` with `arguments` in `directory` to its end (interrupted after
-    /// `interruptAfter`, if given); returns its status and output.
-    static func run(_ arguments: [String], in directory: URL, interruptAfter: Duration? = nil) async throws -> (status: Int32, out: String, err: String) {
+    /// Runs `moments` with `arguments` in `directory` to its end; returns its status and
+    /// output.
+    static func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.discardingCoverageProfile()
         process.executableURL = url
@@ -20,10 +20,6 @@ enum MomentsExecutable {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        if let interruptAfter {
-            try await Task.sleep(for: interruptAfter)
-            process.interrupt()
-        }
         async let output = out.fileHandleForReading.readToEndOffPool()
         async let errors = err.fileHandleForReading.readToEndOffPool()
         let status = await process.exitStatus()

@@ -52,9 +52,7 @@ public final class ScriptServer {
     /// calling thread (tests call it from Swift's few cooperative threads, and Foundation
     /// can miss a child's exit): the child is reaped on a thread of its own.
     public func stop() {
-        guard process.isRunning else { return }
-        try? stdin.fileHandleForWriting.close()
-        process.terminate()
+        guard signalStop() else { return }
         let process = self.process
         Thread { _ = process.waitForExit(timeout: .seconds(60)) }.start()
     }
@@ -62,10 +60,16 @@ public final class ScriptServer {
     /// Stops the server and waits until it has exited (off Swift's threads), for a test
     /// that needs it gone: a connection to its port is then refused.
     public func stopAndWait() async {
-        guard process.isRunning else { return }
+        guard signalStop() else { return }
+        _ = await process.exit()
+    }
+
+    /// Closes the server's stdin and sends SIGTERM; returns whether it was running.
+    private func signalStop() -> Bool {
+        guard process.isRunning else { return false }
         try? stdin.fileHandleForWriting.close()
         process.terminate()
-        _ = await process.exit()
+        return true
     }
 
     deinit { stop() }

@@ -2,9 +2,66 @@ import Synchronization
 
 /// Consumes an `AsyncSequence` in a task and records what arrives, so a test can wait for
 /// a value or check that none came.
+///
+/// The waits wake when a value arrives (or the sequence ends), not on a clock: the
+/// timeout only bounds a wait that would otherwise hang.
 public final class StreamProbe<Element: Sendable>: Sendable {
     private final class Recorder: Sendable {
-        let values = Mutex<[Element]>([])
+        private struct State {
+            var values: [Element] = []
+            var isFinished = false
+            var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+            var nextWaiter = 0
+        }
+
+        private let state = Mutex(State())
+
+        var values: [Element] { state.withLock { $0.values } }
+
+        func append(_ element: Element) {
+            wakeAll { $0.values.append(element) }
+        }
+
+        func finish() {
+            wakeAll { $0.isFinished = true }
+        }
+
+        /// Returns once more than `count` values have arrived, the sequence has ended, or
+        /// `deadline` has passed.
+        func waitForMore(than count: Int, until deadline: ContinuousClock.Instant) async {
+            let id = state.withLock { state -> Int in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            let timer = Task { [weak self] in
+                try? await Task.sleep(until: deadline)
+                self?.wake(id)
+            }
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if state.values.count > count || state.isFinished || ContinuousClock.now >= deadline { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+            timer.cancel()
+        }
+
+        private func wake(_ id: Int) {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+
+        private func wakeAll(after change: (inout State) -> Void) {
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                change(&state)
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            waiters.forEach { $0.resume() }
+        }
+
+        var isFinished: Bool { state.withLock { $0.isFinished } }
     }
 
     private let recorder = Recorder()
@@ -14,44 +71,43 @@ public final class StreamProbe<Element: Sendable>: Sendable {
         let recorder = self.recorder
         task = Task {
             do {
-                for try await element in sequence { recorder.values.withLock { $0.append(element) } }
+                for try await element in sequence { recorder.append(element) }
             } catch {}
+            recorder.finish()
         }
     }
 
-    public var values: [Element] { recorder.values.withLock { $0 } }
+    public var values: [Element] { recorder.values }
+
+    /// Waits until the values seen satisfy `satisfied`, the sequence ends, or `timeout`
+    /// passes; returns the values.
+    private func wait(timeout: Duration, until satisfied: ([Element]) -> Bool) async -> [Element] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = values
+            if satisfied(seen) || recorder.isFinished || ContinuousClock.now >= deadline { return values }
+            await recorder.waitForMore(than: seen.count, until: deadline)
+        }
+    }
 
     /// Waits until `count` values have arrived or `timeout` passes; returns the values.
     @discardableResult
     public func waitFor(count: Int, timeout: Duration = .seconds(20)) async -> [Element] {
-        let deadline = ContinuousClock.now + timeout
-        while values.count < count, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return values
+        await wait(timeout: timeout) { $0.count >= count }
     }
 
-    /// Waits until the newest value satisfies `condition` or `timeout` passes.
+    /// Waits until the newest value satisfies `condition` or `timeout` passes; returns
+    /// the newest value.
     @discardableResult
     public func waitUntil(timeout: Duration = .seconds(20), _ condition: (Element) -> Bool) async -> Element? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let last = values.last, condition(last) { return last }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return values.last
+        await wait(timeout: timeout) { $0.last.map(condition) ?? false }.last
     }
 
     /// Waits until any value so far satisfies `condition` or `timeout` passes; returns
     /// the first that does.
     @discardableResult
     public func waitForAny(timeout: Duration = .seconds(20), _ condition: (Element) -> Bool) async -> Element? {
-        let deadline = ContinuousClock.now + timeout
-        repeat {
-            if let match = values.first(where: condition) { return match }
-            try? await Task.sleep(for: .milliseconds(2))
-        } while ContinuousClock.now < deadline
-        return values.first(where: condition)
+        await wait(timeout: timeout) { $0.contains(where: condition) }.first(where: condition)
     }
 
     public func cancel() { task.cancel() }

@@ -141,10 +141,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         if let session = transport as? URLSessionTransport {
             // The download task cancelled at the redirect ends, and lets go of its exchange.
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(30)
-            while session.requestsInFlight > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(session.requestsInFlight == 0)
+            #expect(await eventually(timeout: .seconds(30)) { session.requestsInFlight == 0 })
         }
     }
 

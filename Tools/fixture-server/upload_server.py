@@ -25,31 +25,29 @@ CHUNK = 256 << 10
 PATTERN = bytes((i * 131 + (i >> 8) * 7) & 0xFF for i in range(CHUNK))
 
 
+def read_exactly(handler, count):
+    """`count` bytes of the request, chunk by chunk."""
+    while count:
+        data = handler.rfile.read(min(CHUNK, count))
+        if not data:
+            raise EOFError("the body ended early")
+        count -= len(data)
+        yield data
+
+
 def body_chunks(handler):
     """The request body, chunk by chunk, whether it has a length or is chunked."""
-    if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
-        while True:
-            size = int(handler.rfile.readline().split(b";")[0].strip(), 16)
-            if size == 0:
-                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass
-                return
-            remaining = size
-            while remaining:
-                data = handler.rfile.read(min(CHUNK, remaining))
-                if not data:
-                    raise EOFError("the body ended early")
-                remaining -= len(data)
-                yield data
-            handler.rfile.readline()
-    else:
-        remaining = int(handler.headers.get("Content-Length") or 0)
-        while remaining:
-            data = handler.rfile.read(min(CHUNK, remaining))
-            if not data:
-                raise EOFError("the body ended early")
-            remaining -= len(data)
-            yield data
+    if handler.headers.get("Transfer-Encoding", "").lower() != "chunked":
+        yield from read_exactly(handler, int(handler.headers.get("Content-Length") or 0))
+        return
+    while True:
+        size = int(handler.rfile.readline().split(b";")[0].strip(), 16)
+        if size == 0:
+            while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
+            return
+        yield from read_exactly(handler, size)
+        handler.rfile.readline()
 
 
 class MultipartParser:

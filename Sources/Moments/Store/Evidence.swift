@@ -39,6 +39,12 @@ struct Evidence: Sendable, Hashable {
         return sent > instant
     }
 
+    /// The smallest evidence covering both: from the earlier of their earliest instants
+    /// (unknown if either is) to the later of their receipts.
+    func covering(_ other: Evidence) -> Evidence {
+        Evidence(sent: sent.flatMap { mine in other.sent.map { min(mine, $0) } }, received: max(received, other.received))
+    }
+
     /// The same on the wall clock, for other instances.
     var confirmationInterval: ConfirmationInterval {
         ConfirmationInterval(notBefore: sent?.date, notAfter: received.date)

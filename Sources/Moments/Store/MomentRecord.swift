@@ -26,19 +26,9 @@ final class MomentRecord {
 
     /// When the server may have computed the value as a whole, pins included: from the
     /// earliest instant of its oldest evidence to the latest answer about it.
+    /// Its `received` is when the store last received evidence about the value.
     var confirmation: Evidence {
-        var sent = evidence.sent
-        var received = evidence.received
-        for pin in pins.values {
-            sent = sent.map { min($0, pin.sent) }
-            received = max(received, pin.received)
-        }
-        return Evidence(sent: sent, received: received)
-    }
-
-    /// When the store last received evidence about the value (an answer or a pin).
-    var newestEvidence: StoreInstant {
-        pins.values.reduce(evidence.received) { max($0, $1.received) }
+        pins.values.reduce(evidence) { $0.covering(Evidence(sent: $1.sent, received: $1.received)) }
     }
 
     /// What merging an answer's value did.

@@ -44,6 +44,11 @@ extension MomentsStore {
         /// whose order it cannot know. The default is `nil`.
         public var logHandler: LogHandler?
 
+        /// The least important records ``logHandler`` receives. At `.debug`, the store
+        /// also tells each ordering decision (what an answer or another instance's value
+        /// did, refetches, contests), which costs a line per answer. The default is `.info`.
+        public var logLevel: LogRecord.Level = .info
+
         /// Creates a configuration with every default.
         public init() {}
 

@@ -420,13 +420,8 @@ public actor MomentsStore {
               + (applied.needsConvergence ? "; refetching" : "") + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())"),
               userID: userID)
         if source != .cache { applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence) }
-        if state.likesAreExclusive {
-            deferredLikers.formUnion(applied.deferredLikers)
-        } else {
-            // Another instance may have changed the same like: the server settles it
-            // once this store's like has ended.
-            contestedLikers.formUnion(applied.deferredLikers)
-        }
+        deferredLikers.formUnion(applied.deferredLikers)
+        contestedLikers.formUnion(applied.contestedLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
         return (applied, evidence)
@@ -593,9 +588,10 @@ public actor MomentsStore {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// A debug record of an ordering decision, built only if a log handler is set.
+    /// A debug record of an ordering decision, built only if a log handler is set and
+    /// ``Configuration-swift.struct/logLevel`` lets debug records through.
     func debug(_ message: @autoclosure () -> String, userID: String) {
-        guard let handler = configuration.logHandler else { return }
+        guard configuration.logLevel <= .debug, let handler = configuration.logHandler else { return }
         handler(LogRecord(level: .debug, message: message(), metadata: ["userID": userID]))
     }
 
@@ -606,7 +602,7 @@ public actor MomentsStore {
     }
 
     func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {
-        guard let handler = configuration.logHandler else { return }
+        guard level >= configuration.logLevel, let handler = configuration.logHandler else { return }
         var metadata = ["userID": userID]
         if let error { metadata["error"] = String(describing: error) }
         handler(LogRecord(level: level, message: message, metadata: metadata))

@@ -183,7 +183,10 @@ struct StoreState {
                 applied.contestedLikers += noted.contested
             } else if settles {
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
-                for liker in merge.deferredLikers { applied.deferredLikers.append(LikeKey(userID: liker, momentID: moment.id)) }
+                // With other writers, a difference a like in flight would explain may be
+                // another instance's change of the same like: contested, not deferred.
+                let keys = merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
+                if likesAreExclusive { applied.deferredLikers += keys } else { applied.contestedLikers += keys }
             }
             if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) || confirmsSharedLike(moment, pin: momentPin) {
                 applied.batch.moments[moment.id] = records[moment.id]?.value
@@ -255,17 +258,11 @@ struct StoreState {
     /// the batch must not take them for the answer's age.
     func confirmation(of batch: PersistenceBatch, answer evidence: Evidence) -> ConfirmationInterval {
         var confirmation = evidence
-        func widen(_ other: Evidence) {
-            confirmation = Evidence(
-                sent: confirmation.sent.flatMap { sent in other.sent.map { min(sent, $0) } },
-                received: max(confirmation.received, other.received)
-            )
-        }
         for id in batch.moments.keys {
-            if let record = records[id] { widen(record.confirmation) }
+            if let record = records[id] { confirmation = confirmation.covering(record.confirmation) }
         }
         for userID in batch.timelines.keys {
-            if let timeline = timelines[userID] { widen(timeline.evidence) }
+            if let timeline = timelines[userID] { confirmation = confirmation.covering(timeline.evidence) }
         }
         return confirmation.confirmationInterval
     }
@@ -449,7 +446,7 @@ struct StoreState {
                 retired.remove(id)
                 continue
             }
-            if let oldestRequest, oldestRequest <= record.newestEvidence { continue }
+            if let oldestRequest, oldestRequest <= record.confirmation.received { continue }
             records[id] = nil
             retired.remove(id)
             divergentMoments.remove(id)

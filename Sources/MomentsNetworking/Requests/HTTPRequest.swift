@@ -21,6 +21,8 @@ public struct HTTPRequest: Sendable, Hashable {
     public var timeout: Duration
     /// The largest response body the transport may accept, in bytes; `nil` for no limit.
     public var maximumResponseSize: Int?
+    /// The body's length in bytes, held or streamed (0 for none).
+    public var bodyLength: Int64 { streamedBody?.length ?? Int64(body?.count ?? 0) }
     /// A file to write the response body into as it arrives, instead of memory: the
     /// transport creates it (0600, or truncates it), removes it when the exchange fails,
     /// and answers with ``HTTPResponse/bodyFile`` set and an empty ``HTTPResponse/body``.

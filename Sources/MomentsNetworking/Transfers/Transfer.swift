@@ -4,7 +4,7 @@
 /// ```swift
 /// let upload = client.transfer(UploadVideo(file: video))
 /// for await progress in upload.progress {
-///     print("\(progress.sent) of \(progress.expectedToSend ?? 0) bytes sent")
+///     bar.show(progress.sent, of: progress.expectedToSend)
 /// }
 /// let receipt = try await upload.value
 /// ```

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -87,10 +88,7 @@ final class URLSessionExchange: Sendable {
             return false
         }
         guard let http = response as? HTTPURLResponse else { return true }
-        var headers = HTTPHeaders()
-        for (name, value) in http.allHeaderFields {
-            headers.add(name: String(describing: name), value: String(describing: value))
-        }
+        let headers = Self.headers(of: http)
         var file: Int32 = -1
         if let destination {
             file = open(destination.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -173,20 +171,12 @@ final class URLSessionExchange: Sendable {
     /// Writes all of `data` to `file`; the failure, if it cannot.
     private static func write(_ data: Data, to file: Int32, destination: URL?) -> HTTPClientError? {
         data.withUnsafeBytes { bytes -> HTTPClientError? in
-            guard var next = bytes.baseAddress else { return nil }
-            var remaining = bytes.count
-            while remaining > 0 {
-                let written = Glibc.write(file, next, remaining)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    return .transportFailure(TransportFailure(
-                        kind: .other, message: "cannot write the download to \(destination?.path ?? "its file"): \(String(cString: strerror(errno)))"
-                    ))
-                }
-                next += written
-                remaining -= written
+            do throws(AtomicFile.Failure) {
+                try AtomicFile.writeAll(bytes, to: file)
+                return nil
+            } catch {
+                return .transportFailure(TransportFailure(kind: .other, message: "cannot write the download to \(destination?.path ?? "its file"): \(error.reason)"))
             }
-            return nil
         }
     }
 
@@ -272,12 +262,16 @@ final class URLSessionExchange: Sendable {
     private func takeHead(of response: URLResponse?, into state: inout State) {
         guard state.statusCode == 0, let http = response as? HTTPURLResponse else { return }
         state.statusCode = http.statusCode
+        state.headers = Self.headers(of: http)
+        state.expectedLength = http.expectedContentLength
+    }
+
+    private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        for (name, value) in http.allHeaderFields {
+        for (name, value) in response.allHeaderFields {
             headers.add(name: String(describing: name), value: String(describing: value))
         }
-        state.headers = headers
-        state.expectedLength = http.expectedContentLength
+        return headers
     }
 
     /// Ends the exchange with `error` now, if it has not ended, and cancels the task.

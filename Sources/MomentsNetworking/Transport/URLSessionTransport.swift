@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
 #endif
@@ -102,7 +103,7 @@ public final class URLSessionTransport: HTTPTransport {
         }
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
         let progress = TransferProgressReporter.current
-        progress?.begin(expectedToSend: request.streamedBody?.length ?? Int64(request.body?.count ?? 0))
+        progress?.begin(expectedToSend: request.bodyLength)
         let exchange = URLSessionExchange(
             task: task,
             limit: request.maximumResponseSize,
@@ -133,8 +134,8 @@ public final class URLSessionTransport: HTTPTransport {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         urlRequest.httpBody = request.body
-        if let streamed = request.streamedBody {
-            urlRequest.setValue(String(streamed.length), forHTTPHeaderField: "Content-Length")
+        if request.streamedBody != nil {
+            urlRequest.setValue(String(request.bodyLength), forHTTPHeaderField: "Content-Length")
         }
         // Our own timer enforces the deadline; URLSession's (whole seconds, idle) is a backstop.
         urlRequest.timeoutInterval = max(1, request.timeout.seconds.rounded(.up) + 1)
@@ -245,14 +246,10 @@ enum BodySpool {
         while true {
             let count = try reader.read(into: buffer)
             if count == 0 { return }
-            var written = 0
-            while written < count {
-                let result = Glibc.write(descriptor, base + written, count - written)
-                if result < 0, errno == EINTR { continue }
-                guard result > 0 else {
-                    throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(String(cString: strerror(errno)))")
-                }
-                written += result
+            do throws(AtomicFile.Failure) {
+                try AtomicFile.writeAll(UnsafeRawBufferPointer(start: base, count: count), to: descriptor)
+            } catch {
+                throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(error.reason)")
             }
         }
     }

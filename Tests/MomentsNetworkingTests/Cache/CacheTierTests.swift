@@ -66,10 +66,7 @@ import Testing
         defer { directory.remove() }
         let cache = try DiskResponseCache(directory: directory.url, maximumAge: .milliseconds(200), purgeInterval: .milliseconds(50))
         for index in 0..<300 { await cache.store(entry(storedDaysAgo: 0), for: CacheKey(rawValue: "k\(index)")) }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while await cache.count > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(await cache.count == 0)
+        #expect(await eventually(timeout: .seconds(30)) { await cache.count == 0 })
         #expect(try responseFiles(directory.url).isEmpty)
         #expect(await cache.size == 0)
     }

@@ -65,6 +65,7 @@ struct SharedStoreSimulation {
                 $0.clockSkewTolerance = tolerance
                 $0.maximumTimelinesInMemory = capacity
                 if tracing {
+                    $0.logLevel = .debug
                     $0.logHandler = { [traced] record in
                         traced.update { $0.append("  instance \(index) \(record.level): \(record.message) \(record.metadata["userID"].map { "(user \($0))" } ?? "")") }
                     }
