@@ -82,33 +82,41 @@ enum PostgresRows {
                 moment?.isLiked = nil
                 return try json(moment)
             }
+            // The rows as they are now, locked in key order: a save waiting on another
+            // instance's write of the same moment compares with what that write committed,
+            // not with what the row held when this save's statement began.
+            let stored = try connection.query(
+                "SELECT id, value::text, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                [PostgresArray.literal(ids.map(StoredID.encode))]
+            )
+            var previous: [String: (value: String?, confirmedNotAfter: Int64?)] = [:]
+            for row in 0..<stored.rowCount {
+                if let id = stored.text(row, 0) { previous[id] = (stored.text(row, 1), stored.text(row, 2).flatMap { Int64($0) }) }
+            }
             // The database never goes back: a row the server certainly confirmed after
             // the incoming value was computed stays, and a value of unknown age (from a
-            // cache) never replaces a confirmed one. A replaced row that held another
-            // value, confirmed no earlier than the incoming one may have been, is
-            // contested. (`old` reads the rows as they were before this statement.)
+            // cache) never replaces a confirmed one.
             let result = try connection.query("""
-                WITH old AS (
-                    SELECT id, value::text AS value, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[])
-                ), written AS (
-                    INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
-                    SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
-                    WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
-                    ON CONFLICT (id) DO UPDATE SET value = excluded.value,
-                        confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
-                    WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
-                        OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
-                            OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
-                    RETURNING id, value::text AS value
-                )
-                SELECT w.id, o.value IS NOT NULL AND o.value <> w.value AND $3::bigint IS NOT NULL
-                    AND o.confirmed_not_after >= $3::bigint
-                FROM written w LEFT JOIN old o ON o.id = w.id ORDER BY w.id
+                INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
+                SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
+                WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
+                ON CONFLICT (id) DO UPDATE SET value = excluded.value,
+                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+                WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
+                    OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
+                        OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
+                RETURNING id, value::text
                 """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
             for row in 0..<result.rowCount {
-                guard let id = result.text(row, 0).map(StoredID.decode) else { continue }
+                guard let storedID = result.text(row, 0) else { continue }
+                let id = StoredID.decode(storedID)
                 written.momentIDs.append(id)
-                if result.text(row, 1) == "t" { written.contested.append(id) }
+                // Contested: it replaced another value, confirmed no earlier than the
+                // incoming one may have been.
+                if let notBefore = confirmed.notBefore, let old = previous[storedID], old.value != result.text(row, 1),
+                   let oldNotAfter = old.confirmedNotAfter, oldNotAfter >= notBefore {
+                    written.contested.append(id)
+                }
             }
         }
         try removeStoredOrphans(released, on: connection)

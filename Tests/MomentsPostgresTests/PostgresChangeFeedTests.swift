@@ -37,7 +37,8 @@ import Testing
         var liked = timeline.moments[0]
         liked.likes = [Moment.LikedUser(id: "b", avatar: "https://img/b.jpg")]
         try await second.save(PersistenceBatch(moments: [liked], confirmedWithin: Self.interval(1_001, 1_003)))
-        #expect(Self.contested(await firstEvents.waitFor(count: 1).last) == [id: true])
+        // The other instance hears of the rows, then (in the same commit's order) of the contest.
+        #expect(Self.contested(await firstEvents.waitFor(count: 2).last) == [id: true])
         #expect(Self.contested(await secondEvents.waitFor(count: 2).last) == [id: true], "the writer hears of what it contested")
 
         // Unliked, confirmed from 1,004: certainly after the stored value.
@@ -47,6 +48,55 @@ import Testing
         try await second.save(PersistenceBatch(moments: [timeline.moments[0]], confirmedWithin: Self.interval(1_004.5, 1_006)))
         #expect(Self.contested(await firstEvents.waitFor(count: 3).last) == [id: false])
         #expect(secondEvents.values.count == 3, "no contest, so nothing for the writer: \(secondEvents.values)")
+    }
+
+    /// The contest is judged against the row as it is when the save takes its lock, not
+    /// as it was when the save's statement began: a save waiting on another instance's
+    /// uncommitted write of the same moment compares with what that write committed.
+    @Test func aSaveWaitingOnAnotherWriteIsJudgedAgainstWhatThatWriteCommitted() async throws {
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
+        let name = try #require(database.split(separator: " ").first { $0.hasPrefix("dbname=") }?.dropFirst("dbname=".count))
+        let first = try await PostgresPersistence(connectionString: database)
+        let second = try await PostgresPersistence(connectionString: database)
+        let firstEvents = StreamProbe(first.sharedChanges())
+        var timeline = SampleTimelines.timeline(user: "a", moments: 1)
+        let id = timeline.moments[0].id
+        timeline.moments[0].likes = []
+        var batch = PersistenceBatch(timeline: timeline, for: "a")
+        batch.confirmedWithin = Self.interval(1_000, 1_002)
+        try await first.save(batch)
+
+        // Another writer holds the row, liked, uncommitted.
+        var liked = timeline.moments[0]
+        liked.likes = [Moment.LikedUser(id: "b", avatar: "https://img/b.jpg")]
+        liked.isLiked = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let holder = try PostgresConnection(connectionString: database)
+        try holder.execute("BEGIN")
+        try holder.query("UPDATE moments_moment SET value = $1::json, confirmed_not_before = $2, confirmed_not_after = $3 WHERE id = $4", [
+            String(decoding: try encoder.encode(liked), as: UTF8.self), String(PostgresRows.microseconds(Date(timeIntervalSince1970: 1_001))),
+            String(PostgresRows.microseconds(Date(timeIntervalSince1970: 1_003))), StoredID.encode(id),
+        ])
+
+        // The second instance saves the unliked value, confirmed at an overlapping time:
+        // it waits for the row.
+        let save = Task { try await second.save(PersistenceBatch(moments: [timeline.moments[0]], confirmedWithin: Self.interval(1_001.5, 1_004))) }
+        let databaseName = String(name)
+        #expect(await eventually {
+            let watcher = try? PostgresConnection(connectionString: database)
+            let waiting = try? watcher?.query("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [databaseName])
+            return waiting?.text(0, 0) == "1"
+        }, "the second save never waited on the row")
+        try holder.execute("COMMIT")
+        try await save.value
+
+        let contested = await firstEvents.waitForAny { event in
+            guard case .committed(let commit) = event else { return false }
+            return commit.moments.contains { $0.moment.id == id && $0.isContested }
+        }
+        #expect(contested != nil, "the save replaced a liked value of overlapping age and was not found contested: \(firstEvents.values)")
     }
 
     /// A save whose rows do not fit one notification says "everything"; its contested
