@@ -16,14 +16,7 @@ enum MomentsExecutable {
         process.executableURL = url
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        async let output = out.fileHandleForReading.readToEndOffPool()
-        async let errors = err.fileHandleForReading.readToEndOffPool()
-        let status = await process.exitStatus()
-        return (status, String(decoding: await output, as: UTF8.self), String(decoding: await errors, as: UTF8.self))
+        return try await process.runCapturingOutput()
     }
 
     /// Starts `moments` with `arguments` in `directory`; its standard output arrives as

@@ -11,6 +11,16 @@ import Testing
         ConfirmationInterval(notBefore: Date(timeIntervalSince1970: from), notAfter: Date(timeIntervalSince1970: to))
     }
 
+    /// Saves user "a"'s timeline of one moment nobody likes, confirmed from 1,000 to 1,002.
+    private static func saveUnlikedTimeline(on persistence: PostgresPersistence) async throws -> MomentsDetails {
+        var timeline = SampleTimelines.timeline(user: "a", moments: 1)
+        timeline.moments[0].likes = []
+        var batch = PersistenceBatch(timeline: timeline, for: "a")
+        batch.confirmedWithin = interval(1_000, 1_002)
+        try await persistence.save(batch)
+        return timeline
+    }
+
     private static func contested(_ event: SharedChangeEvent?) -> [String: Bool] {
         guard case .committed(let commit)? = event else { return [:] }
         return Dictionary(commit.moments.map { ($0.moment.id, $0.isContested) }, uniquingKeysWith: { $0 || $1 })
@@ -25,12 +35,8 @@ import Testing
         let second = try await PostgresPersistence(connectionString: database)
         let firstEvents = StreamProbe(first.sharedChanges())
         let secondEvents = StreamProbe(second.sharedChanges())
-        var timeline = SampleTimelines.timeline(user: "a", moments: 1)
+        let timeline = try await Self.saveUnlikedTimeline(on: first)
         let id = timeline.moments[0].id
-        timeline.moments[0].likes = []
-        var batch = PersistenceBatch(timeline: timeline, for: "a")
-        batch.confirmedWithin = Self.interval(1_000, 1_002)
-        try await first.save(batch)
         #expect(Self.contested(await secondEvents.waitFor(count: 1).first) == [id: false])
 
         // Liked, confirmed from 1,001 to 1,003: overlapping the stored value's interval.
@@ -60,12 +66,8 @@ import Testing
         let first = try await PostgresPersistence(connectionString: database)
         let second = try await PostgresPersistence(connectionString: database)
         let firstEvents = StreamProbe(first.sharedChanges())
-        var timeline = SampleTimelines.timeline(user: "a", moments: 1)
+        let timeline = try await Self.saveUnlikedTimeline(on: first)
         let id = timeline.moments[0].id
-        timeline.moments[0].likes = []
-        var batch = PersistenceBatch(timeline: timeline, for: "a")
-        batch.confirmedWithin = Self.interval(1_000, 1_002)
-        try await first.save(batch)
 
         // Another writer holds the row, liked, uncommitted.
         var liked = timeline.moments[0]

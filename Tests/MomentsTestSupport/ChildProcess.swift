@@ -21,6 +21,21 @@ extension Process {
     }
 }
 
+extension Process {
+    /// Starts the process with its output and errors captured, and returns, once it has
+    /// ended, its status and both texts; everything is waited for off Swift's threads.
+    public func runCapturingOutput() async throws -> (status: Int32, out: String, err: String) {
+        let out = Pipe(), err = Pipe()
+        standardOutput = out
+        standardError = err
+        try run()
+        async let output = out.fileHandleForReading.readToEndOffPool()
+        async let errors = err.fileHandleForReading.readToEndOffPool()
+        let status = await exitStatus()
+        return (status, String(decoding: await output, as: UTF8.self), String(decoding: await errors, as: UTF8.self))
+    }
+}
+
 extension FileHandle {
     /// Everything until end of file; reads on a thread of its own.
     public func readToEndOffPool() async -> Data {

@@ -58,16 +58,9 @@ import Testing
         process.discardingCoverageProfile()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("MomentsTransferProbe")
         process.arguments = [kind == .curl ? "curl" : "urlsession", mode, server.baseURL.absoluteString, file.path]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        async let printed = output.fileHandleForReading.readToEndOffPool()
-        async let said = errors.fileHandleForReading.readToEndOffPool()
-        let status = await process.exitStatus()
-        let text = await printed
-        guard status == 0 else { throw ProbeFailure(status: status, output: String(decoding: text + (await said), as: UTF8.self)) }
-        return try JSONDecoder().decode(Report.self, from: text)
+        let (status, out, err) = try await process.runCapturingOutput()
+        guard status == 0 else { throw ProbeFailure(status: status, output: out + err) }
+        return try JSONDecoder().decode(Report.self, from: Data(out.utf8))
     }
 
     struct ProbeFailure: Error, CustomStringConvertible {
