@@ -66,6 +66,40 @@ import Testing
         #expect(TimelineFastDecoding.decode(Data(bytes), field: "getMomentsDetailsByUserID") == nil)
     }
 
+    @Test func invalidUTF8InAStringWithEscapesIsRefused() {
+        var bytes = Array(#"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"a\/X\n","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#.utf8)
+        let index = bytes.firstIndex(of: UInt8(ascii: "X"))!
+        bytes[index] = 0xC3  // a lead byte with no continuation
+        #expect(TimelineFastDecoding.decode(Data(bytes), field: "getMomentsDetailsByUserID") == nil)
+    }
+
+    @Test(arguments: [#"a\x"#, #"\u12"#, #"\u12G4"#, #"\ud800"#, #"\ud800\u0041"#, #"\udc00"#, #"ab\"#])
+    func malformedEscapesAreLeftToJSONDecoder(name: String) {
+        let text = #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":""# + name + #"","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#
+        #expect(fast(text) == nil)
+        #expect(standard(Data(text.utf8)) == nil)
+    }
+
+    /// Random text written both ways a server may escape it (as `JSONEncoder` does, and
+    /// with every character as `\u` escapes) reads back as itself.
+    @Test func randomTextReadsBackWhicheverWayItIsEscaped() throws {
+        var generator = SeededGenerator(seed: 11)
+        let alphabet: [Character] = ["a", "Z", "0", " ", "/", "\\", "\"", "\n", "\t", "\u{01}", "\u{1F}", "é", "東", "🌃", "\u{7F}", "\u{FFFD}"]
+        for round in 0..<2_000 {
+            let name = "name-" + String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            var details = SampleTimelines.timeline(user: "0", moments: 1)
+            details.userDetails.name = name
+            let encoded = try JSONEncoder().encode(["data": ["getMomentsDetailsByUserID": details]])
+            #expect(TimelineFastDecoding.decode(encoded, field: "getMomentsDetailsByUserID")?.userDetails.name == name, "round \(round)")
+
+            let escaped = name.utf16.map { String(format: "\\u%04x", $0) }.joined()
+            let plain = try JSONEncoder().encode(["data": ["getMomentsDetailsByUserID": details]])
+            let quoted = String(decoding: try JSONEncoder().encode(name), as: UTF8.self)
+            let text = String(decoding: plain, as: UTF8.self).replacingOccurrences(of: quoted, with: "\"" + escaped + "\"")
+            #expect(fast(text)?.userDetails.name == name, "round \(round): \(text)")
+        }
+    }
+
     @Test func mutatedAnswersNeverDisagree() throws {
         var generator = SeededGenerator(seed: 42)
         let original = Array(BenchmarkLikeData.body)

@@ -42,6 +42,24 @@ import Testing
         #expect(UpdateMomentLike.isMutation && !GetMomentsByUserID.isMutation)
     }
 
+    /// The operations write their variables without an encoder; what they write must be
+    /// what `JSONEncoder` would have written, read back.
+    @Test(arguments: ["0", "a\"b\\c", "line\nbreak\u{01}", "Jérôme 🌃", "/path/"])
+    func handWrittenVariablesAreTheEncodedVariables(id: String) throws {
+        func read(_ data: Data?) throws -> NSDictionary {
+            let bytes = try #require(data)
+            return try #require(JSONSerialization.jsonObject(with: bytes) as? NSDictionary)
+        }
+        let query = GetMomentsByUserID(userID: id, withLikes: false)
+        #expect(try read(query.encodedVariables) == read(JSONEncoder().encode(query.variables)))
+        let like = UpdateMomentLike(isLiked: true, momentID: id + "m", userID: id)
+        #expect(try read(like.encodedVariables) == read(JSONEncoder().encode(like.variables)))
+        let likeBody = try #require(like.body)
+        let body = try #require(JSONSerialization.jsonObject(with: try likeBody.encoded(with: JSONEncoder())) as? [String: Any])
+        #expect(body["query"] as? String == UpdateMomentLike.document)
+        #expect((body["variables"] as? [String: Any])?["userID"] as? String == id)
+    }
+
     @Test func likesSelectOnlyIDAndAvatar() {
         for document in [GetMomentsByUserID.document, UpdateMomentLike.document] {
             let likes = document.components(separatedBy: "likes").dropFirst().joined()

@@ -59,6 +59,14 @@ public struct GetMomentsByUserID: GraphQLOperation {
         try decodeTimeline(response, decoder: decoder, field: "getMomentsDetailsByUserID")
     }
 
+    /// The variables, written without an encoder (this query is sent on every refresh).
+    public var encodedVariables: Data? {
+        var object = JSONObjectWriter()
+        object.add("userID", variables.userID)
+        object.add("withLikes", variables.withLikes)
+        return object.finished()
+    }
+
     /// Refuses an empty user id before anything is sent.
     public func validate() throws {
         guard !variables.userID.isEmpty else { throw ValidationError("userID is empty") }

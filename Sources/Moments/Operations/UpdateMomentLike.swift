@@ -61,6 +61,15 @@ public struct UpdateMomentLike: GraphQLOperation {
         try decodeTimeline(response, decoder: decoder, field: "updateMomentLike")
     }
 
+    /// The variables, written without an encoder (this mutation is sent on every like).
+    public var encodedVariables: Data? {
+        var object = JSONObjectWriter()
+        object.add("momentID", variables.momentID)
+        object.add("userID", variables.userID)
+        object.add("isLiked", variables.isLiked)
+        return object.finished()
+    }
+
     /// Refuses empty ids before anything is sent.
     public func validate() throws {
         guard !variables.momentID.isEmpty else { throw ValidationError("momentID is empty") }

@@ -92,11 +92,15 @@ extension HTTPClient {
     }
 
     /// Runs `operation` in a task of its own, so ``cancelAll()`` and latest-wins can cancel it.
+    ///
+    /// The task starts at once on the calling thread (`Task.immediate`) and runs there
+    /// up to its first suspension: no thread is woken to start it, and an answer that
+    /// needs no waiting completes before the caller would suspend.
     private nonisolated func tracked<T: Sendable>(
         latestWinsKey: String?, groups: Set<String>,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let task = Task { try await operation() }
+        let task = Task.immediate { try await operation() }
         let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { task.cancel() }
         defer { inFlight.unregister(id, latestWinsKey: latestWinsKey, groups: groups) }
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }

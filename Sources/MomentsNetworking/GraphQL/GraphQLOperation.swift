@@ -37,6 +37,13 @@ public protocol GraphQLOperation: Request {
     /// The values of the document's variables.
     var variables: Variables { get }
 
+    /// The variables as the bytes of a JSON object the operation writes itself, or
+    /// `nil` (the default) to encode ``variables`` with the client's encoder.
+    ///
+    /// An operation sent very often can skip the encoder this way (``JSONObjectWriter``
+    /// writes such an object); the bytes must be the JSON of ``variables``.
+    var encodedVariables: Data? { get }
+
     /// Picks the response value out of the decoded `data`.
     func extract(_ data: ResponseData) throws -> Response
 }
@@ -62,10 +69,22 @@ extension GraphQLOperation {
     public var allowsRetry: Bool { !Self.isMutation }
     /// Always `POST`.
     public var method: HTTPMethod { .post }
+    /// The default is `nil`: the variables are encoded with the client's encoder.
+    public var encodedVariables: Data? { nil }
+
     /// `{"query", "operationName", "variables"}`: the constant document and name are
-    /// encoded once per operation type; the variables with the client's encoder.
+    /// encoded once per operation type; the variables as ``encodedVariables``, or else
+    /// with the client's encoder.
     public var body: RequestBody? {
-        RequestBody(
+        if let variables = encodedVariables {
+            let prefix = GraphQLBodyPrefixes.prefix(for: Self.self)
+            var bytes = Data(capacity: prefix.count + variables.count + 1)
+            bytes.append(prefix)
+            bytes.append(variables)
+            bytes.append(UInt8(ascii: "}"))
+            return RequestBody(content: .data(bytes), contentType: "application/json")
+        }
+        return RequestBody(
             content: .jsonObjectEnding(prefix: GraphQLBodyPrefixes.prefix(for: Self.self), value: variables),
             contentType: "application/json"
         )

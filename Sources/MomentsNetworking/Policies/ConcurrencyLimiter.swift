@@ -22,7 +22,9 @@ final class ConcurrencyLimiter: Sendable {
         self.limit = max(1, limit)
     }
 
+    /// Takes a slot, waiting for one if all are taken; a cancelled task takes none.
     func acquire(priority: RequestPriority) async throws {
+        if Task.isCancelled { throw HTTPClientError.cancelled() }
         let admitted = state.withLock { state -> Bool in
             guard state.running < limit else { return false }
             state.running += 1

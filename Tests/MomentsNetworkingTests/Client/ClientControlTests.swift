@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsSupport
 import MomentsTestSupport
 import Synchronization
 import Testing
@@ -50,14 +51,20 @@ import Testing
     }
 
     @Test func aWaitingRequestCanBeCancelled() async throws {
-        let transport = ScriptedTransport(delay: .milliseconds(300)) { _, _ in ok() }
+        let gate = Latch()
+        let transport = ScriptedTransport { call, _ in
+            if call == 1 { await gate.wait() }
+            return ok()
+        }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
         let first = Task { try await client.send(Endpoint<Data>.get("/a")) }
         #expect(await eventually { transport.calls == 1 })
         let second = Task { try await client.send(Endpoint<Data>.get("/b")) }
-        try await Task.sleep(for: .milliseconds(20))
+        // Registered means its own task is waiting (for the slot the first one holds).
+        #expect(await eventually { client.requestsInFlight == 2 })
 
         second.cancel()
+        gate.open()
 
         #expect(((await second.result).error as? HTTPClientError)?.code == .cancelled)
         _ = try await first.value

@@ -1,0 +1,65 @@
+public import Foundation
+
+/// Writes a flat JSON object member by member, without an encoder: for the variables of
+/// an operation sent very often (see ``GraphQLOperation/encodedVariables``).
+///
+/// For example:
+/// ```swift
+/// var object = JSONObjectWriter()
+/// object.add("userID", userID)
+/// object.add("withLikes", true)
+/// let bytes = object.finished()   // {"userID":"0","withLikes":true}
+/// ```
+/// Keys are written as given (they must need no escaping); string values are escaped
+/// as JSON requires (`"`, `\` and control characters).
+public struct JSONObjectWriter: Sendable {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+
+    /// An empty object.
+    public init() {
+        bytes.reserveCapacity(64)
+    }
+
+    /// Adds the member `key` with the string `value`.
+    public mutating func add(_ key: StaticString, _ value: String) {
+        writeKey(key)
+        bytes.append(UInt8(ascii: "\""))
+        for unit in value.utf8 {
+            switch unit {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(unit)
+            case 0..<0x20:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(Self.hexDigits[Int(unit >> 4)])
+                bytes.append(Self.hexDigits[Int(unit & 0xF)])
+            default:
+                bytes.append(unit)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Adds the member `key` with the boolean `value`.
+    public mutating func add(_ key: StaticString, _ value: Bool) {
+        writeKey(key)
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// The object's bytes, closed.
+    public func finished() -> Data {
+        var data = Data(capacity: bytes.count + 1)
+        data.append(contentsOf: bytes)
+        data.append(UInt8(ascii: "}"))
+        return data
+    }
+
+    private mutating func writeKey(_ key: StaticString) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}
