@@ -28,7 +28,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-confined.
     var easy: UnsafeMutableRawPointer?
-    private var body = Data()
+    private var body: BodyAccumulator
     private var headers = HTTPHeaders()
     private var finalHeadersEnded = false
     private var sawStatusLine = false
@@ -45,14 +45,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// The body's announced length, when it arrives as announced (identity encoding).
     private var announcedLength: Int64?
 
-    init(request: HTTPRequest, progress: TransferProgressReporter? = nil) {
+    init(request: HTTPRequest, progress: TransferProgressReporter? = nil, bodyMemory: BodyMemoryPool? = nil) {
         self.request = request
         self.progress = progress
+        body = BodyAccumulator(pool: bodyMemory)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
+        body.discard()
         errorBuffer.deallocate()
         closeFile(succeeded: false)
     }
@@ -149,7 +151,7 @@ final class CurlTransfer: @unchecked Sendable {
             localFailure = .responseTooLarge(limit: limit, received: Int(clamping: announced))
             return false
         }
-        if file < 0 { body.reserveCapacity(Int(min(announced, 16 << 20))) }
+        if file < 0 { body.reserve(Int(min(announced, 16 << 20))) }
         return true
     }
 
@@ -175,8 +177,9 @@ final class CurlTransfer: @unchecked Sendable {
                 ))
                 return false
             }
-        } else {
-            body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        } else if !body.append(UnsafeRawBufferPointer(start: base, count: bytes.count)) {
+            localFailure = .transportFailure(TransportFailure(kind: .other, message: "out of memory for the answer's body"))
+            return false
         }
         received += Int64(bytes.count)
         progress?.received(received, of: announcedLength)
@@ -242,9 +245,8 @@ final class CurlTransfer: @unchecked Sendable {
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        let response = HTTPResponse(statusCode: status, headers: headers, body: body, httpVersion: Self.httpVersion(version),
+        let response = HTTPResponse(statusCode: status, headers: headers, body: body.take(), httpVersion: Self.httpVersion(version),
                                     bodyFile: request.destination)
-        body = Data()
         finish(.success(response))
     }
 

@@ -39,6 +39,12 @@ extension CurlTransport {
         public var acceptsCompressedResponses: Bool = true
         /// The HTTP version to ask for. The default is ``HTTPVersionPreference/http2``.
         public var preferredHTTPVersion: HTTPVersionPreference = .http2
+        /// How many bytes of large answers' memory (bodies of 64 KiB and more) the
+        /// transport keeps, once callers release the answers, to gather later answers
+        /// in. Fresh memory for every large answer costs page faults that outweigh the
+        /// copy filling it; a body never shows another's bytes. `0` keeps none. The
+        /// default is 32 MiB, held only after answers that large have come and gone.
+        public var reusableBodyMemory: Int = 32 << 20
 
         /// Creates a configuration with every default.
         public init() {}

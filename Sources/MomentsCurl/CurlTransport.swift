@@ -24,6 +24,7 @@ public import MomentsNetworking
 /// reused for its whole life. Its thread ends when the transport is released.
 public final class CurlTransport: HTTPTransport {
     private let loop: CurlEventLoop
+    private let bodyMemory: BodyMemoryPool?
 
     /// Creates a transport with its own multi handle and event-loop thread.
     ///
@@ -34,6 +35,7 @@ public final class CurlTransport: HTTPTransport {
             throw HTTPClientError.transportFailure(TransportFailure(kind: .other, message: "libcurl could not be initialized"))
         }
         self.loop = loop
+        bodyMemory = configuration.reusableBodyMemory > 0 ? BodyMemoryPool(idleLimit: configuration.reusableBodyMemory) : nil
     }
 
     deinit {
@@ -49,7 +51,7 @@ public final class CurlTransport: HTTPTransport {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let progress = TransferProgressReporter.current
         progress?.begin(expectedToSend: request.bodyLength)
-        let transfer = CurlTransfer(request: request, progress: progress)
+        let transfer = CurlTransfer(request: request, progress: progress, bodyMemory: bodyMemory)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

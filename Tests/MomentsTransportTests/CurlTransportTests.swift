@@ -1,5 +1,5 @@
 import Foundation
-import MomentsCurl
+@testable import MomentsCurl
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
@@ -137,5 +137,51 @@ import Testing
         while transport.requestsInFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(try await transport.send(server.request("/json")).statusCode == 200)
         #expect(transport.requestsInFlight == 0)
+    }
+}
+
+/// Large answers are gathered in memory the transport reuses; no answer may show
+/// another's bytes, whatever the order of sizes and framings.
+@Suite struct CurlBodyMemoryTests {
+    private static func pattern(count: Int, seed: Int) -> Data {
+        Data((0..<count).map { UInt8(($0 * 31 + seed) % 251) })
+    }
+
+    @Test func everyAnswerIsExactlyItsOwnBytesWhileMemoryIsReused() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        var generator = SeededGenerator(seed: 3)
+        for round in 0..<40 {
+            let count = [0, 10, 65_535, 65_536, 70_000, 200_000, 300_000, 1_100_000].randomElement(using: &generator)!
+            let chunked = Bool.random(using: &generator)
+            let seed = round % 251
+            let path = "/pattern?count=\(count)&seed=\(seed)&chunked=\(chunked ? 1 : 0)"
+            let response = try await transport.send(server.request(path, timeout: .seconds(30)))
+            #expect(response.body == Self.pattern(count: count, seed: seed), "round \(round): \(path)")
+        }
+    }
+
+    @Test func releasedBodiesReturnTheirMemoryUpToTheLimit() throws {
+        let pool = BodyMemoryPool(idleLimit: 300_000)
+        var first = try #require(pool.take(capacity: 100_000))
+        #expect(first.capacity == 131_072)
+        var data: Data? = pool.data(first, count: 100_000)
+        #expect(data?.count == 100_000 && pool.idleBytes == 0)
+        data = nil
+        #expect(pool.idleBytes == 131_072)
+        let again = try #require(pool.take(capacity: 120_000))
+        #expect(again.pointer == first.pointer && pool.idleBytes == 0)
+        first = try #require(pool.take(capacity: 70_000))
+        let third = try #require(pool.take(capacity: 200_000))
+        pool.recycle(again)
+        pool.recycle(first)
+        pool.recycle(third)  // 131,072 * 2 + 262,144 is over the limit: freed
+        #expect(pool.idleBytes == 262_144)
+        // Nothing idle fits 1 MB: the smallest idle buffer is let go, a new one made.
+        let large = try #require(pool.take(capacity: 1_000_000))
+        #expect(large.capacity == 1 << 20 && pool.idleBytes == 131_072)
+        pool.recycle(large)
+        #expect(pool.idleBytes == 131_072)
     }
 }

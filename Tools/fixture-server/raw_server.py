@@ -142,6 +142,14 @@ def handle(conn, peer_subject):
             send(answer(200, (peer_subject or "anonymous").encode(), [("Content-Type", "text/plain")]))
         elif route == "bytes":
             send(answer(200, b"x" * count))
+        elif route == "pattern":
+            # Bytes that tell answers apart: byte i is (i * 31 + seed) % 251.
+            seed = int(query.get("seed", "0"))
+            data = bytes((i * 31 + seed) % 251 for i in range(count))
+            if query.get("chunked") == "1":
+                send(answer(200, length=False, headers=[("Transfer-Encoding", "chunked")]) + chunked(data))
+            else:
+                send(answer(200, data))
         elif route == "stream":
             send(answer(200, length=False, headers=[("Transfer-Encoding", "chunked")]) + chunked(b"y" * count))
         elif route == "chunked-and-length":
