@@ -20,12 +20,26 @@ final class CurlEventLoop: @unchecked Sendable {
         var added: [CurlTransfer] = []
         var cancelled: [CurlTransfer] = []
         var stopping = false
+        /// Whether the loop is (about to be) asleep in `curl_multi_poll`: only then does
+        /// a submission need `curl_multi_wakeup` (a system call), and only the first.
+        var sleeping = false
+
+        var isEmpty: Bool { added.isEmpty && cancelled.isEmpty && !stopping }
+
+        /// Whether the caller must wake the loop for what it just put in.
+        mutating func takeWakeUp() -> Bool {
+            defer { sleeping = false }
+            return sleeping
+        }
     }
 
     private let multi: UnsafeMutableRawPointer
     private let setup: CurlEasySetup
     private let inbox = Mutex(Inbox())
     private let inFlight = Atomic<Int>(0)
+    /// Submissions, cancellations and stops waiting in the inbox (read without its lock
+    /// while the loop watches for them).
+    private let submissions = Atomic<Int>(0)
     private var active: [UnsafeMutableRawPointer: (transfer: CurlTransfer, handle: CurlHandle)] = [:]
     private var idleHandles: [CurlHandle] = []
     /// Idle handles kept for reuse; more are freed.
@@ -52,19 +66,27 @@ final class CurlEventLoop: @unchecked Sendable {
 
     func submit(_ transfer: CurlTransfer) {
         inFlight.add(1, ordering: .relaxed)
-        inbox.withLock { $0.added.append(transfer) }
-        curl_multi_wakeup(multi)
+        let wake = inbox.withLock { inbox in
+            inbox.added.append(transfer)
+            submissions.add(1, ordering: .releasing)
+            return inbox.takeWakeUp()
+        }
+        if wake { curl_multi_wakeup(multi) }
     }
 
     /// Asks the loop to abandon `transfer` (already answered by the caller's side).
     func cancel(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.cancelled.append(transfer) }
-        curl_multi_wakeup(multi)
+        let wake = inbox.withLock { inbox in
+            inbox.cancelled.append(transfer)
+            return inbox.takeWakeUp()
+        }
+        if wake { curl_multi_wakeup(multi) }
     }
 
     /// Ends the loop; transfers still running are answered as cancelled.
     func stop() {
         inbox.withLock { $0.stopping = true }
+        submissions.add(1, ordering: .releasing)
         curl_multi_wakeup(multi)
     }
 
@@ -74,7 +96,11 @@ final class CurlEventLoop: @unchecked Sendable {
         var running: Int32 = 0
         while true {
             let (added, cancelled, stopping) = inbox.withLock { inbox in
-                defer { inbox.added.removeAll(keepingCapacity: true); inbox.cancelled.removeAll(keepingCapacity: true) }
+                defer {
+                    inbox.added.removeAll(keepingCapacity: true)
+                    inbox.cancelled.removeAll(keepingCapacity: true)
+                    submissions.store(0, ordering: .relaxed)
+                }
                 return (inbox.added, inbox.cancelled, inbox.stopping)
             }
             for transfer in added { begin(transfer) }
@@ -83,8 +109,17 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
-            if answerFinishedTransfers(), awaitsSubmissionBriefly() { continue }
+            // With nothing else in flight, a caller just answered may send again at once.
+            if answerFinishedTransfers(), active.isEmpty, awaitsSubmissionBriefly() { continue }
+            // Sleep only with an empty inbox; from here on, a submission wakes the loop
+            // (a wake-up sent before the poll begins makes it return at once).
+            guard inbox.withLock({ inbox in
+                guard inbox.isEmpty else { return false }
+                inbox.sleeping = true
+                return true
+            }) else { continue }
             _ = curl_multi_poll(multi, nil, 0, 10_000, nil)
+            inbox.withLock { $0.sleeping = false }
         }
         for (transfer, handle) in active.values {
             transfer.finish(.failure(.cancelled()))
@@ -135,13 +170,15 @@ final class CurlEventLoop: @unchecked Sendable {
         return handle
     }
 
-    /// After answering callers, the loop watches its inbox for a few microseconds before
-    /// sleeping: a caller that sends its next request at once (a sequential client) then
-    /// costs no wake-up of this thread. Returns whether a submission arrived.
+    /// After answering the last callers in flight, the loop watches its inbox for a few
+    /// microseconds before sleeping: a caller that sends its next request at once (a
+    /// sequential client) then costs no wake-up of this thread. Returns whether a
+    /// submission arrived.
     private func awaitsSubmissionBriefly() -> Bool {
         let deadline = ContinuousClock.now + .microseconds(40)
         repeat {
-            if inbox.withLock({ !$0.added.isEmpty || $0.stopping }) { return true }
+            // The clock is read once every 16 looks at the inbox (reading it costs more).
+            for _ in 0..<16 where submissions.load(ordering: .acquiring) != 0 { return true }
         } while ContinuousClock.now < deadline
         return false
     }
