@@ -123,6 +123,34 @@ import Testing
         #expect(decoded.text == String(repeating: "ab", count: 100), "compression offered again")
     }
 
+    /// The loop is woken only when it sleeps; a submission that raced its falling asleep
+    /// and was not noticed would wait out the loop's 10-second poll. Bursts of requests
+    /// from many tasks, with and without pauses, must each be answered well within that.
+    @Test func noSubmissionWaitsForTheLoopsPollTimeout() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let request = server.request("/json", timeout: .seconds(30))
+        let slowest = try await withThrowingTaskGroup(of: Duration.self) { group in
+            for task in 0..<12 {
+                group.addTask {
+                    var generator = SeededGenerator(seed: UInt64(task))
+                    var slowest = Duration.zero
+                    for _ in 0..<60 {
+                        if Bool.random(using: &generator) { await Task.yield() }
+                        let started = ContinuousClock.now
+                        let status = try await transport.send(request).statusCode
+                        #expect(status == 200)
+                        slowest = max(slowest, ContinuousClock.now - started)
+                    }
+                    return slowest
+                }
+            }
+            return try await group.reduce(Duration.zero) { max($0, $1) }
+        }
+        #expect(slowest < .seconds(5), "a request waited \(slowest)")
+    }
+
     @Test func cancelledRequestsLeaveNothingInFlight() async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
