@@ -93,24 +93,24 @@ struct BodyAccumulator {
     /// Appends `bytes`; `false` if memory ran out.
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        if large == nil, pool != nil, count + bytes.count >= BodyMemoryPool.minimumBufferSize {
-            guard grow(to: max(2 * (count + bytes.count), BodyMemoryPool.minimumBufferSize)) else { return false }
-        }
-        if var buffer = large {
-            if count + bytes.count > buffer.capacity {
-                guard grow(to: max(2 * buffer.capacity, count + bytes.count)) else { return false }
-                buffer = large ?? buffer
+        let needed = count + bytes.count
+        if pool != nil {
+            if let buffer = large {
+                if needed > buffer.capacity, !grow(to: max(2 * buffer.capacity, needed)) { return false }
+            } else if needed >= BodyMemoryPool.minimumBufferSize {
+                if !grow(to: max(2 * needed, BodyMemoryPool.minimumBufferSize)) { return false }
             }
+        }
+        if let buffer = large {
             (buffer.pointer + count).copyMemory(from: base, byteCount: bytes.count)
         } else {
             small.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
-        count += bytes.count
+        count = needed
         return true
     }
 
     /// Moves what is gathered into a pooled buffer of at least `capacity` bytes.
-    @discardableResult
     private mutating func grow(to capacity: Int) -> Bool {
         guard let pool, let buffer = pool.take(capacity: capacity) else { return false }
         if let old = large {

@@ -220,7 +220,6 @@ struct JSONScanner: ~Copyable {
             union |= byte
             end += byte == UInt8(ascii: "\\") ? 2 : 1
         }
-        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { throw Unreadable() }
         var readable = true
         let string = String(unsafeUninitializedCapacity: end - start) { output in
             let written = Self.unescape(bytes, from: start, to: end, into: output)

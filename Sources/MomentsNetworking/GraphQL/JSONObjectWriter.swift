@@ -30,7 +30,7 @@ public struct JSONObjectWriter: Sendable {
                 bytes.append(UInt8(ascii: "\\"))
                 bytes.append(unit)
             case 0..<0x20:
-                bytes.append(contentsOf: Array("\\u00".utf8))
+                append("\\u00")
                 bytes.append(Self.hexDigits[Int(unit >> 4)])
                 bytes.append(Self.hexDigits[Int(unit & 0xF)])
             default:
@@ -43,7 +43,7 @@ public struct JSONObjectWriter: Sendable {
     /// Adds the member `key` with the boolean `value`.
     public mutating func add(_ key: StaticString, _ value: Bool) {
         writeKey(key)
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        append(value ? "true" : "false")
     }
 
     /// The object's bytes, closed.
@@ -57,8 +57,13 @@ public struct JSONObjectWriter: Sendable {
     private mutating func writeKey(_ key: StaticString) {
         if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        append(key)
+        append("\":")
+    }
+
+    /// Appends the bytes of `literal`, with no allocation.
+    private mutating func append(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
