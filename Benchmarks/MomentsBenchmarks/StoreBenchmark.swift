@@ -117,4 +117,22 @@ enum StoreBenchmark {
                                 note: String(format: "%.1f µs vs %.1f µs hand-rolled", 1e6 / like.sdk, 1e6 / like.baseline)))
         return rows
     }
+
+    /// Refreshes, then likes, through the store alone for `seconds` each (with one
+    /// subscriber), for a profiler to watch; reports the rates.
+    static func profile(seconds: Int) async -> [Row] {
+        let store = MomentsStore(service: InstantService(moments: 20), persistence: InMemoryPersistence())
+        let subscribed = ProcessInfo.processInfo.environment["SUBSCRIBERS"] != "0"
+        let consumer = Task { if subscribed { for await _ in await store.updates(for: "0") {} } }
+        defer { consumer.cancel() }
+        let refreshes = await Harness.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0"); return 1 }
+        var isLiked = false
+        let likes = await Harness.rate(for: .seconds(seconds)) {
+            isLiked.toggle()
+            _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
+            return 1
+        }
+        return [Harness.row("store profile: refresh vs setLike", unit: "per second", (refreshes, likes, refreshes / likes), target: nil,
+                            note: String(format: "refresh %.1f µs, setLike %.1f µs", 1e6 / refreshes, 1e6 / likes))]
+    }
 }

@@ -48,6 +48,7 @@ if only?.contains("sdkprofile") == true {
         return last.map { [$0] } ?? []
     }
 }
+if only?.contains("storeprofile") == true { await attempt("storeprofile") { await StoreBenchmark.profile(seconds: 8) } }
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }

@@ -58,7 +58,7 @@ public actor MomentsStore {
     let feed: ChangeFeed
     private let refreshes = SharedCall<String, MomentsDetails>()
 
-    var state: StoreState
+    let state: StoreState
     /// The last call of each (user, moment) chain of likes, opened when its request has
     /// ended, so likes reach the server in call order.
     var likeChains: [LikeKey: Latch] = [:]
@@ -430,10 +430,7 @@ public actor MomentsStore {
     /// The timeline from memory, or loaded from persistence once; whether there is one.
     /// Callers arriving while it loads wait until it is applied.
     private func loadIfNeeded(_ userID: String) async throws -> Bool {
-        if state.timelines[userID] != nil {
-            state.touch(userID)
-            return true
-        }
+        if state.touch(userID) { return true }
         if let running = loading[userID] { return try await running.value }
         let persistence = self.persistence
         let writer = self.writer

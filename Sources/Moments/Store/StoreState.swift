@@ -3,7 +3,11 @@
 ///
 /// It holds no locks and does no I/O: ``MomentsStore`` changes it on its actor and
 /// turns each change into persistence writes and emissions.
-struct StoreState {
+///
+/// A class with one owner: the store's actor holds the only reference and never hands
+/// it out, so every access is isolated to that actor. (As a struct in the actor, each
+/// call of a reading method copied the whole state, a dozen reference counts, first.)
+final class StoreState {
     /// Where an answer came from, which decides how much it can be trusted.
     enum Source: Equatable {
         /// The server, answering a refresh or (with the moment's id) a like of the
@@ -72,15 +76,20 @@ struct StoreState {
     /// A moment as subscribers see it (confirmed value and likes in flight), with
     /// `isLiked` `nil`.
     func displayedMoment(_ id: String) -> Moment? {
-        guard var moment = records[id]?.value else { return nil }
-        if let pending = intents[id] {
+        records[id].map(displayed)
+    }
+
+    /// `record`'s moment as subscribers see it, with `isLiked` `nil`.
+    private func displayed(_ record: MomentRecord) -> Moment {
+        var moment = record.value
+        if !intents.isEmpty, let pending = intents[moment.id] {
             for intent in pending { moment.setLike(intent.isLiked, by: intent.liker) }
         }
         return moment
     }
 
     /// `userID`'s timeline as subscribers see it (assembled once per change).
-    mutating func displayedTimeline(_ userID: String) -> MomentsDetails? {
+    func displayedTimeline(_ userID: String) -> MomentsDetails? {
         if let last = lastDisplayed, last.version == version, last.userID == userID { return last.details }
         let details = assembleTimeline(userID)
         if let details { lastDisplayed = (userID, version, details) }
@@ -89,14 +98,17 @@ struct StoreState {
 
     private func assembleTimeline(_ userID: String) -> MomentsDetails? {
         guard let timeline = timelines[userID] else { return nil }
+        let entries = timeline.entries
+        let members = timeline.members
         var moments: [Moment] = []
-        moments.reserveCapacity(timeline.entries.count)
-        for entry in timeline.entries {
-            guard var moment = records[entry.momentID]?.value else { continue }
-            if let pending = intents[entry.momentID] {
-                for intent in pending { moment.setLike(intent.isLiked, by: intent.liker) }
+        moments.reserveCapacity(entries.count)
+        for index in entries.indices {
+            var moment = displayed(members[index])
+            if let likes = moment.likes {
+                moment.isLiked = likes.contains { $0.id == userID }
+            } else {
+                moment.isLiked = entries[index].isLiked
             }
-            moment.isLiked = moment.likes.map { likes in likes.contains { $0.id == userID } } ?? entry.isLiked
             moments.append(moment)
         }
         return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
@@ -128,14 +140,16 @@ struct StoreState {
     /// other times); by default each moment has the answer's.
     ///
     /// - Throws: ``MomentsStoreError`` for an answer listing a moment twice; nothing is applied.
-    mutating func apply(
+    func apply(
         _ details: MomentsDetails, for userID: String, evidence: Evidence, source: Source,
         momentEvidence: [String: Evidence]? = nil, isLikeInFlight: (LikeKey) -> Bool
     ) throws -> Applied {
         defer { version &+= 1 }
+        let existing = timelines[userID]
         // A stored timeline lists each id once: an answer listing the same ids in the same
         // order needs no other check.
-        if timelines[userID].map({ !$0.hasSameList(as: details.moments) }) ?? true {
+        let sameList = existing?.hasSameList(as: details.moments) ?? false
+        if !sameList {
             var seen = Set<String>()
             seen.reserveCapacity(details.moments.count)
             for moment in details.moments where !seen.insert(moment.id).inserted {
@@ -147,101 +161,111 @@ struct StoreState {
         // the server unless they came from this store's own persistence.
         let persists = source != .persisted && source != .shared
         let settles = source != .persisted
+        let isShared = source == .shared
+        let pinnedID = pinnedMomentID(source)
         var pin: LikePin?
-        if case .server(let likedMomentID?) = source, let liked = details.moment(withID: likedMomentID) {
+        if let pinnedID, let liked = details.moment(withID: pinnedID) {
             let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
             let avatar = liked.likes?.first { $0.id == userID }?.avatar ?? details.userDetails.avatar
             pin = LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar),
                           sent: evidence.sent ?? evidence.received, received: evidence.received)
         }
+        // A server's answer that changes nothing here is still written where shared
+        // storage may hold another value (see `agreesWithDivergent`, `confirmsSharedLike`).
+        let writesAgreement: Bool
+        if persists, case .server = source { writesAgreement = !divergentMoments.isEmpty || !likesAreExclusive } else { writesAgreement = false }
 
-        var created = Set<String>()
+        var members: [MomentRecord] = []
+        members.reserveCapacity(details.moments.count)
+        var created: [String] = []
         for moment in details.moments {
-            let momentPin = moment.id == pinnedMomentID(source) ? pin : nil
-            let displayedBefore = !intents.isEmpty && intents[moment.id] != nil ? displayedMoment(moment.id) : nil
-            let own = momentEvidence.map { $0[moment.id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
-            let merged = records[moment.id]?.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
-                isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
-            }
-            guard let merge = merged else {
+            let id = moment.id
+            let own = momentEvidence.map { $0[id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
+            let momentPin = pinnedID != nil && id == pinnedID ? pin : nil
+            guard let record = records[id] else {
                 let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
                 if let momentPin { record.pins[userID] = momentPin }
-                records[moment.id] = record
-                created.insert(moment.id)
-                if persists { applied.batch.moments[moment.id] = record.value }
+                records[id] = record
+                members.append(record)
+                created.append(id)
+                if persists { applied.batch.moments[id] = record.value }
                 continue
             }
-            if merge.changed {
-                if displayedBefore == nil || displayedMoment(moment.id) != displayedBefore {
-                    applied.changedMoments.append(moment.id)
-                }
-                if persists { applied.batch.moments[moment.id] = records[moment.id]?.value }
+            members.append(record)
+            let displayedBefore = !intents.isEmpty && intents[id] != nil ? displayed(record) : nil
+            let merge = record.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
+                isLikeInFlight(LikeKey(userID: liker, momentID: id))
             }
-            if source == .shared {
+            if merge.changed {
+                if displayedBefore == nil || displayed(record) != displayedBefore {
+                    applied.changedMoments.append(id)
+                }
+                if persists { applied.batch.moments[id] = record.value }
+            }
+            if isShared {
                 let noted = noteShared(moment)
                 applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous || noted.settleNow
                 applied.contestedLikers += noted.contested
             } else if settles {
-                applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous
-                // With other writers, a difference a like in flight would explain may be
-                // another instance's change of the same like: contested, not deferred.
-                let keys = merge.deferredLikers.map { LikeKey(userID: $0, momentID: moment.id) }
-                if likesAreExclusive { applied.deferredLikers += keys } else { applied.contestedLikers += keys }
+                if merge.isAmbiguous { applied.needsConvergence = true }
+                if !merge.deferredLikers.isEmpty {
+                    // With other writers, a difference a like in flight would explain may be
+                    // another instance's change of the same like: contested, not deferred.
+                    let keys = merge.deferredLikers.map { LikeKey(userID: $0, momentID: id) }
+                    if likesAreExclusive { applied.deferredLikers += keys } else { applied.contestedLikers += keys }
+                }
             }
-            if persists, case .server = source, !merge.changed, agreesWithDivergent(moment) || confirmsSharedLike(moment, pin: momentPin) {
-                applied.batch.moments[moment.id] = records[moment.id]?.value
+            if writesAgreement, !merge.changed, agreesWithDivergent(moment) || confirmsSharedLike(moment, pin: momentPin) {
+                applied.batch.moments[id] = record.value
             }
         }
 
         useClock += 1
-        guard var timeline = timelines[userID] else {
+        guard let timeline = existing else {
             let entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
-            timelines[userID] = TimelineRecord(userDetails: details.userDetails, entries: entries, evidence: evidence, lastUse: useClock)
-            for entry in entries { records[entry.momentID]?.holders.insert(userID) }
+            timelines[userID] = TimelineRecord(userDetails: details.userDetails, entries: entries, members: members, evidence: evidence, lastUse: useClock)
+            for record in members { record.holders.insert(userID) }
             applied.timeline = TimelineChange(
                 userID: userID, reason: .loaded, userDetails: details.userDetails, momentIDs: entries.map(\.momentID),
-                inserted: entries.compactMap { displayedMoment($0.momentID)?.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
+                inserted: zip(entries, members).map { displayed($1).viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
                 removed: [], changed: applied.changedMoments
             )
             if persists { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
             return applied
         }
         timeline.lastUse = useClock
-        let sameTimeline = timeline.userDetails == details.userDetails && timeline.hasSameList(as: details.moments)
+        let sameTimeline = sameList && timeline.userDetails == details.userDetails
+        // Whether the timeline now holds the answer's owner and list.
+        var holdsAnswer = sameTimeline
         if evidence.isCertainlyNewer(than: timeline.evidence) {
             timeline.evidence = evidence
+            holdsAnswer = true
             // `isLiked` as the server gave it matters only for moments without likes.
             let sameFallbacks = sameTimeline && zip(timeline.entries, details.moments).allSatisfy { entry, moment in
                 moment.likes != nil || entry.isLiked == moment.isLiked
             }
-            if sameFallbacks {
-                timelines[userID] = timeline
-            } else {
-                let old = timeline
+            if !sameFallbacks {
+                let oldEntries = timeline.entries
                 timeline.userDetails = details.userDetails
                 timeline.entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
-                timelines[userID] = timeline
+                timeline.members = members
                 if !sameTimeline {
-                    applied.timeline = replaced(old, with: timeline, for: userID, created: created, changed: applied.changedMoments)
+                    applied.timeline = replaced(oldEntries, with: timeline, for: userID, changed: applied.changedMoments)
                 }
                 if persists { applied.batch.timelines[userID] = timeline.stored }
             }
-        } else {
-            timelines[userID] = timeline
-            if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
-                applied.needsConvergence = true
-            }
+        } else if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
+            applied.needsConvergence = true
         }
-        let holdsAnswer = timelines[userID].map { $0.userDetails == details.userDetails && $0.hasSameList(as: details.moments) } ?? false
-        if source == .shared {
+        if isShared {
             if holdsAnswer {
                 divergentTimelines.remove(userID)
             } else {
                 divergentTimelines.insert(userID)
                 applied.needsConvergence = true
             }
-        } else if persists, case .server = source, holdsAnswer, divergentTimelines.remove(userID) != nil {
-            applied.batch.timelines[userID] = timelines[userID]?.stored
+        } else if persists, case .server = source, holdsAnswer, !divergentTimelines.isEmpty, divergentTimelines.remove(userID) != nil {
+            applied.batch.timelines[userID] = timeline.stored
         }
         // Records made for moments this timeline did not take are not persisted.
         for id in created where records[id]?.holders.isEmpty == true {
@@ -269,7 +293,7 @@ struct StoreState {
 
     /// Merges `moment`, confirmed by another instance, into the record this store holds
     /// for it (if any) under the ordering rule; nothing is persisted.
-    mutating func applyShared(_ moment: Moment, evidence: Evidence, isLikeInFlight: (LikeKey) -> Bool) -> Applied {
+    func applyShared(_ moment: Moment, evidence: Evidence, isLikeInFlight: (LikeKey) -> Bool) -> Applied {
         var applied = Applied()
         guard let record = records[moment.id] else { return applied }
         let displayedBefore = displayedMoment(moment.id)
@@ -296,7 +320,7 @@ struct StoreState {
     /// here. A value that disagrees with a like in flight here contests it, whether or
     /// not the store took the value: the server may have applied the two in either
     /// order, so the register is refetched when that like's chain ends.
-    private mutating func noteShared(_ moment: Moment) -> (settleNow: Bool, contested: [LikeKey]) {
+    private func noteShared(_ moment: Moment) -> (settleNow: Bool, contested: [LikeKey]) {
         guard let record = records[moment.id] else { return (false, []) }
         var contested: [LikeKey] = []
         if let likes = moment.likes {
@@ -315,7 +339,7 @@ struct StoreState {
     /// Notes that shared storage holds a contested value of `momentID` (see
     /// ``MomentsChangeBus``): the server's next answer is written whatever it changes
     /// here. Returns whether this store holds the moment, and so must ask the server.
-    mutating func noteContested(_ momentID: String) -> Bool {
+    func noteContested(_ momentID: String) -> Bool {
         guard records[momentID] != nil else { return false }
         divergentMoments.insert(momentID)
         return true
@@ -331,8 +355,8 @@ struct StoreState {
 
     /// Whether `moment` (a server's answer, merged) settles a difference with shared
     /// storage: the moment was divergent, and this store now holds the server's value.
-    private mutating func agreesWithDivergent(_ moment: Moment) -> Bool {
-        guard divergentMoments.contains(moment.id), let record = records[moment.id],
+    private func agreesWithDivergent(_ moment: Moment) -> Bool {
+        guard !divergentMoments.isEmpty, divergentMoments.contains(moment.id), let record = records[moment.id],
               record.value == moment.sharedValue(keepingLikes: record.value.likes) else { return false }
         divergentMoments.remove(moment.id)
         return true
@@ -343,18 +367,19 @@ struct StoreState {
         return nil
     }
 
-    private mutating func replaced(
-        _ old: TimelineRecord, with new: TimelineRecord, for userID: String, created: Set<String>, changed: [String]
+    private func replaced(
+        _ oldEntries: [StoredTimeline.Entry], with new: TimelineRecord, for userID: String, changed: [String]
     ) -> TimelineChange {
-        let oldIDs = Set(old.entries.map(\.momentID))
+        let oldIDs = Set(oldEntries.map(\.momentID))
         let newIDs = Set(new.entries.map(\.momentID))
-        for id in newIDs.subtracting(oldIDs) { records[id]?.holders.insert(userID) }
-        let removed = old.entries.map(\.momentID).filter { !newIDs.contains($0) }
+        for (entry, record) in zip(new.entries, new.members) where !oldIDs.contains(entry.momentID) { record.holders.insert(userID) }
+        let removed = oldEntries.map(\.momentID).filter { !newIDs.contains($0) }
         for id in removed { release(id, from: userID) }
-        let inserted = new.entries.filter { !oldIDs.contains($0.momentID) }
         return TimelineChange(
             userID: userID, reason: .replaced, userDetails: new.userDetails, momentIDs: new.entries.map(\.momentID),
-            inserted: inserted.compactMap { displayedMoment($0.momentID)?.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
+            inserted: zip(new.entries, new.members).compactMap { entry, record in
+                oldIDs.contains(entry.momentID) ? nil : displayed(record).viewed(by: userID, isLikedWithoutLikes: entry.isLiked)
+            },
             removed: removed, changed: changed.filter { oldIDs.contains($0) && newIDs.contains($0) }
         )
     }
@@ -363,7 +388,7 @@ struct StoreState {
 
     /// Shows `intent` for `momentID` until ``removeIntent(_:from:generation:)``;
     /// returns whether the displayed moment changed.
-    mutating func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
+    func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
         version &+= 1
         let before = displayedMoment(momentID)
         var pending = intents[momentID] ?? []
@@ -383,7 +408,7 @@ struct StoreState {
 
     /// Takes back `likerID`'s like on `momentID` if it is still call `generation`'s;
     /// returns whether it was, and whether the displayed moment changed.
-    mutating func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
+    func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
         guard intentGeneration(of: likerID, on: momentID) == generation else { return (false, false) }
         version &+= 1
         let before = displayedMoment(momentID)
@@ -396,16 +421,17 @@ struct StoreState {
 
     // MARK: - Memory
 
-    /// Marks `userID`'s timeline as just used.
-    mutating func touch(_ userID: String) {
-        guard timelines[userID] != nil else { return }
+    /// Marks `userID`'s timeline as just used; returns whether there is one.
+    func touch(_ userID: String) -> Bool {
+        guard let timeline = timelines[userID] else { return false }
         useClock += 1
-        timelines[userID]?.lastUse = useClock
+        timeline.lastUse = useClock
+        return true
     }
 
     /// Evicts least recently used timelines down to 90% of capacity once over it,
     /// sparing those `isPinned` names; returns the evicted users.
-    mutating func evictIfNeeded(isPinned: (String) -> Bool) -> [String] {
+    func evictIfNeeded(isPinned: (String) -> Bool) -> [String] {
         guard timelines.count > capacity else { return [] }
         version &+= 1
         let target = max(1, capacity - capacity / 10)
@@ -420,26 +446,26 @@ struct StoreState {
     }
 
     /// Forgets `userID`'s timeline and the records no one else holds.
-    mutating func forget(_ userID: String) {
+    func forget(_ userID: String) {
         version &+= 1
         divergentTimelines.remove(userID)
         guard let timeline = timelines.removeValue(forKey: userID) else { return }
         for entry in timeline.entries { release(entry.momentID, from: userID) }
     }
 
-    private mutating func release(_ momentID: String, from userID: String) {
+    private func release(_ momentID: String, from userID: String) {
         records[momentID]?.holders.remove(userID)
         retireIfUnused(momentID)
     }
 
-    private mutating func retireIfUnused(_ momentID: String) {
+    private func retireIfUnused(_ momentID: String) {
         guard let record = records[momentID], record.holders.isEmpty, intents[momentID] == nil else { return }
         retired.insert(momentID)
     }
 
     /// Drops the retired records that no answer can predate any more: every request in
     /// flight (the oldest left at `oldestRequest`) was sent after their last evidence.
-    mutating func sweepRetired(oldestRequest: StoreInstant?) {
+    func sweepRetired(oldestRequest: StoreInstant?) {
         guard !retired.isEmpty else { return }
         for id in retired {
             guard let record = records[id], record.holders.isEmpty, intents[id] == nil else {

@@ -1,13 +1,29 @@
 /// One user's timeline as the store keeps it: the owner and the ids of their moments in
 /// order (the moments themselves are shared records), with the age of that list.
-struct TimelineRecord {
+///
+/// A class, reached and changed in place inside the store's actor, like
+/// ``MomentRecord``.
+final class TimelineRecord {
     var userDetails: UserDetails
     /// The moments' ids in order, each with the `isLiked` the server gave, which counts
     /// only while the moment has no `likes`.
     var entries: [StoredTimeline.Entry]
+    /// The records of `entries`' moments, in the same order, so a snapshot is assembled
+    /// without looking each one up. A record is never replaced while a timeline holds
+    /// it (it is created only for an id with no record, and dropped only once no
+    /// timeline holds it).
+    var members: [MomentRecord]
     var evidence: Evidence
     /// For least-recently-used eviction.
     var lastUse: UInt64
+
+    init(userDetails: UserDetails, entries: [StoredTimeline.Entry], members: [MomentRecord], evidence: Evidence, lastUse: UInt64) {
+        self.userDetails = userDetails
+        self.entries = entries
+        self.members = members
+        self.evidence = evidence
+        self.lastUse = lastUse
+    }
 
     var momentIDs: [String] { entries.map(\.momentID) }
 
