@@ -64,6 +64,15 @@ enum FanOutBenchmark {
         return rows
     }
 
+    /// One subscriber's deliveries through the store for `changes` changes, for a
+    /// profiler to watch.
+    static func profile(changes: Int) async -> [Row] {
+        let values = [BenchmarkData.timeline(moments: 20), BenchmarkData.timeline(user: "0", moments: 21)]
+        let rate = await store(subscribers: 1, changes: changes, values: values)
+        return [Harness.row("store fan-out profile, 1 subscriber", unit: "deliveries/s", (rate, rate, 1), target: nil,
+                            note: String(format: "%.1f µs per change", 1e6 / rate))]
+    }
+
     /// Deliveries per second: each change is awaited until all subscribers received it.
     private static func store(subscribers: Int, changes: Int, values: [MomentsDetails]) async -> Double {
         let store = MomentsStore(service: AlternatingService(values), persistence: InMemoryPersistence())

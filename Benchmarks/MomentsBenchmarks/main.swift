@@ -49,6 +49,7 @@ if only?.contains("sdkprofile") == true {
     }
 }
 if only?.contains("storeprofile") == true { await attempt("storeprofile") { await StoreBenchmark.profile(seconds: 8) } }
+if only?.contains("fanoutprofile") == true { await attempt("fanoutprofile") { await FanOutBenchmark.profile(changes: 200_000) } }
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }

@@ -10,7 +10,12 @@
 final class MomentRecord {
     /// The confirmed value, with `isLiked` `nil`: `isLiked` belongs to each timeline
     /// and follows `likes`.
-    var value: Moment
+    var value: Moment {
+        didSet { revision &+= 1 }
+    }
+    /// Rises whenever the moment as subscribers see it may have changed (its value, or
+    /// the likes in flight on it), so a timeline's snapshot rebuilds only what changed.
+    var revision: UInt64 = 0
     /// When the server computed the value (its registers not pinned).
     var evidence: Evidence
     /// Likes this store's own mutations confirmed, by liker: an answer the server may

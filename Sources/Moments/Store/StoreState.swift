@@ -96,22 +96,41 @@ final class StoreState {
         return details
     }
 
+    /// Assembles the snapshot from the last one, rebuilding only the moments whose
+    /// records changed since.
     private func assembleTimeline(_ userID: String) -> MomentsDetails? {
         guard let timeline = timelines[userID] else { return nil }
         let entries = timeline.entries
         let members = timeline.members
-        var moments: [Moment] = []
-        moments.reserveCapacity(entries.count)
-        for index in entries.indices {
-            var moment = displayed(members[index])
-            if let likes = moment.likes {
-                moment.isLiked = likes.contains { $0.id == userID }
-            } else {
-                moment.isLiked = entries[index].isLiked
+        var moments = timeline.shown
+        var revisions = timeline.shownRevisions
+        timeline.shown = []
+        timeline.shownRevisions = []
+        if moments.count != members.count {
+            moments = []
+            moments.reserveCapacity(members.count)
+            revisions = members.map(\.revision)
+            for index in members.indices { moments.append(view(members[index], entries[index], by: userID)) }
+        } else {
+            for index in members.indices where members[index].revision != revisions[index] {
+                moments[index] = view(members[index], entries[index], by: userID)
+                revisions[index] = members[index].revision
             }
-            moments.append(moment)
         }
+        timeline.shown = moments
+        timeline.shownRevisions = revisions
         return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
+    }
+
+    /// `record`'s moment as `userID`, whose timeline lists it at `entry`, sees it.
+    private func view(_ record: MomentRecord, _ entry: StoredTimeline.Entry, by userID: String) -> Moment {
+        var moment = displayed(record)
+        if let likes = moment.likes {
+            moment.isLiked = likes.contains { $0.id == userID }
+        } else {
+            moment.isLiked = entry.isLiked
+        }
+        return moment
     }
 
     /// The users in memory whose timelines hold `momentID`.
@@ -178,11 +197,13 @@ final class StoreState {
         var members: [MomentRecord] = []
         members.reserveCapacity(details.moments.count)
         var created: [String] = []
-        for moment in details.moments {
+        // The same list as the stored timeline's: its records, in order, without a lookup.
+        let known = sameList ? existing?.members : nil
+        for (index, moment) in details.moments.enumerated() {
             let id = moment.id
             let own = momentEvidence.map { $0[id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
             let momentPin = pinnedID != nil && id == pinnedID ? pin : nil
-            guard let record = records[id] else {
+            guard let record = known?[index] ?? records[id] else {
                 let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
                 if let momentPin { record.pins[userID] = momentPin }
                 records[id] = record
@@ -391,6 +412,7 @@ final class StoreState {
     func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
         version &+= 1
         let before = displayedMoment(momentID)
+        records[momentID]?.revision &+= 1
         var pending = intents[momentID] ?? []
         if let index = pending.firstIndex(where: { $0.liker.id == intent.liker.id }) {
             pending[index] = intent
@@ -412,6 +434,7 @@ final class StoreState {
         guard intentGeneration(of: likerID, on: momentID) == generation else { return (false, false) }
         version &+= 1
         let before = displayedMoment(momentID)
+        records[momentID]?.revision &+= 1
         intents[momentID]?.removeAll { $0.liker.id == likerID }
         if intents[momentID]?.isEmpty == true { intents[momentID] = nil }
         let changed = displayedMoment(momentID) != before

@@ -12,7 +12,16 @@ final class TimelineRecord {
     /// without looking each one up. A record is never replaced while a timeline holds
     /// it (it is created only for an id with no record, and dropped only once no
     /// timeline holds it).
-    var members: [MomentRecord]
+    var members: [MomentRecord] {
+        didSet {
+            shown = []
+            shownRevisions = []
+        }
+    }
+    /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
+    /// then (empty until first assembled, and after `members` changes).
+    var shown: [Moment] = []
+    var shownRevisions: [UInt64] = []
     var evidence: Evidence
     /// For least-recently-used eviction.
     var lastUse: UInt64

@@ -9,9 +9,9 @@ import Synchronization
 /// one's cancellation, and nothing runs once every caller has gone. A caller arriving
 /// after the call ended starts a new one.
 ///
-/// Compared with ``SingleFlight``, it saves a task per call; use it where running the
+/// Compared with `SingleFlight`, it saves a task per call; use it where running the
 /// operation again after a cancellation is harmless (a read).
-package final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private typealias Waiter = CheckedContinuation<Value, any Error>
 
     /// The runner was cancelled: run the operation again.
@@ -28,13 +28,13 @@ package final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     private let state = Mutex(State())
 
-    package init() {}
+    init() {}
 
     /// Runs `operation` for `key`, or waits for the call already running.
     ///
     /// - Throws: the operation's error, or `CancellationError` if the calling task is
     ///   cancelled before the call ends.
-    package nonisolated(nonsending) func run(_ key: Key, operation: nonisolated(nonsending) () async throws -> Value) async throws -> Value {
+    nonisolated(nonsending) func run(_ key: Key, operation: nonisolated(nonsending) () async throws -> Value) async throws -> Value {
         while true {
             let isRunner = state.withLock { state -> Bool in
                 guard state.calls[key] == nil else { return false }
@@ -82,5 +82,5 @@ package final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The number of calls running.
-    package var count: Int { state.withLock { $0.calls.count } }
+    var count: Int { state.withLock { $0.calls.count } }
 }
