@@ -47,7 +47,12 @@ struct Evidence: Sendable, Hashable {
 
     /// The same on the wall clock, for other instances.
     var confirmationInterval: ConfirmationInterval {
-        ConfirmationInterval(notBefore: sent?.date, notAfter: received.date)
+        let now = StoreInstant.now
+        let wallClockNow = Date()
+        return ConfirmationInterval(
+            notBefore: sent?.date(now: now, wallClockNow: wallClockNow),
+            notAfter: received.date(now: now, wallClockNow: wallClockNow)
+        )
     }
 
     /// Evidence for a value another instance confirmed within `interval`, on a clock

@@ -23,6 +23,9 @@ final class MomentRecord {
     var pins: [String: LikePin] = [:]
     /// The users in memory whose timelines hold the moment.
     var holders: Set<String> = []
+    /// Likes in flight on the moment, in the order their likers first liked; a record
+    /// with likes in flight is kept even when no timeline holds it.
+    var intents: [LikeIntent] = []
 
     init(value: Moment, evidence: Evidence) {
         self.value = value

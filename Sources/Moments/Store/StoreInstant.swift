@@ -28,8 +28,9 @@ struct StoreInstant: Comparable, Hashable, Sendable {
         nanoseconds = StoreInstant.now.nanoseconds + Int64((date.timeIntervalSinceNow * 1e9).rounded())
     }
 
-    /// This instant on the wall clock.
-    var date: Date {
-        Date(timeIntervalSinceNow: Double(nanoseconds - StoreInstant.now.nanoseconds) / 1e9)
+    /// This instant on the wall clock, given one reading of both clocks (so several
+    /// instants are converted with one).
+    func date(now: StoreInstant, wallClockNow: Date) -> Date {
+        wallClockNow.addingTimeInterval(Double(nanoseconds - now.nanoseconds) / 1e9)
     }
 }

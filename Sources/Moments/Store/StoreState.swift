@@ -1,5 +1,6 @@
-/// The store's state, normalized: one record per moment id, shared by every timeline
-/// that holds it, the timelines as ordered lists of ids, and the likes in flight.
+/// The store's state, normalized: one record per moment id (with the likes in flight
+/// on it), shared by every timeline that holds it, and the timelines as ordered lists
+/// of ids.
 ///
 /// It holds no locks and does no I/O: ``MomentsStore`` changes it on its actor and
 /// turns each change into persistence writes and emissions.
@@ -44,8 +45,6 @@ final class StoreState {
 
     private(set) var records: [String: MomentRecord] = [:]
     private(set) var timelines: [String: TimelineRecord] = [:]
-    /// Likes in flight, by moment, in the order their likers first liked.
-    private(set) var intents: [String: [LikeIntent]] = [:]
     /// Moments and timelines whose value in shared storage (as another instance last
     /// announced it) differs from this store's: the next answer of the server that agrees
     /// with this store's value is written even though nothing changed in memory, so the
@@ -82,9 +81,7 @@ final class StoreState {
     /// `record`'s moment as subscribers see it, with `isLiked` `nil`.
     private func displayed(_ record: MomentRecord) -> Moment {
         var moment = record.value
-        if !intents.isEmpty, let pending = intents[moment.id] {
-            for intent in pending { moment.setLike(intent.isLiked, by: intent.liker) }
-        }
+        for intent in record.intents { moment.setLike(intent.isLiked, by: intent.liker) }
         return moment
     }
 
@@ -145,7 +142,7 @@ final class StoreState {
 
     /// Whether likes are in flight for `momentID`.
     func hasIntents(on momentID: String) -> Bool {
-        intents[momentID] != nil
+        records[momentID].map { !$0.intents.isEmpty } ?? false
     }
 
     // MARK: - Answers
@@ -213,7 +210,7 @@ final class StoreState {
                 continue
             }
             members.append(record)
-            let displayedBefore = !intents.isEmpty && intents[id] != nil ? displayed(record) : nil
+            let displayedBefore = record.intents.isEmpty ? nil : displayed(record)
             let merge = record.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
                 isLikeInFlight(LikeKey(userID: liker, momentID: id))
             }
@@ -345,7 +342,7 @@ final class StoreState {
         guard let record = records[moment.id] else { return (false, []) }
         var contested: [LikeKey] = []
         if let likes = moment.likes {
-            for intent in intents[moment.id] ?? [] where likes.contains(where: { $0.id == intent.liker.id }) != intent.isLiked {
+            for intent in record.intents where likes.contains(where: { $0.id == intent.liker.id }) != intent.isLiked {
                 contested.append(LikeKey(userID: intent.liker.id, momentID: moment.id))
             }
         }
@@ -410,34 +407,34 @@ final class StoreState {
     /// Shows `intent` for `momentID` until ``removeIntent(_:from:generation:)``;
     /// returns whether the displayed moment changed.
     func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
+        guard let record = records[momentID] else { return false }
         version &+= 1
-        let before = displayedMoment(momentID)
-        records[momentID]?.revision &+= 1
-        var pending = intents[momentID] ?? []
-        if let index = pending.firstIndex(where: { $0.liker.id == intent.liker.id }) {
-            pending[index] = intent
+        let before = displayed(record)
+        record.revision &+= 1
+        if let index = record.intents.firstIndex(where: { $0.liker.id == intent.liker.id }) {
+            record.intents[index] = intent
         } else {
-            pending.append(intent)
+            record.intents.append(intent)
         }
-        intents[momentID] = pending
-        return displayedMoment(momentID) != before
+        return displayed(record) != before
     }
 
     /// The generation of `likerID`'s like in flight on `momentID`, if any.
     func intentGeneration(of likerID: String, on momentID: String) -> Int? {
-        intents[momentID]?.first { $0.liker.id == likerID }?.generation
+        records[momentID]?.intents.first { $0.liker.id == likerID }?.generation
     }
 
     /// Takes back `likerID`'s like on `momentID` if it is still call `generation`'s;
     /// returns whether it was, and whether the displayed moment changed.
     func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
-        guard intentGeneration(of: likerID, on: momentID) == generation else { return (false, false) }
+        guard let record = records[momentID], record.intents.first(where: { $0.liker.id == likerID })?.generation == generation else {
+            return (false, false)
+        }
         version &+= 1
-        let before = displayedMoment(momentID)
-        records[momentID]?.revision &+= 1
-        intents[momentID]?.removeAll { $0.liker.id == likerID }
-        if intents[momentID]?.isEmpty == true { intents[momentID] = nil }
-        let changed = displayedMoment(momentID) != before
+        let before = displayed(record)
+        record.revision &+= 1
+        record.intents.removeAll { $0.liker.id == likerID }
+        let changed = displayed(record) != before
         retireIfUnused(momentID)
         return (true, changed)
     }
@@ -482,7 +479,7 @@ final class StoreState {
     }
 
     private func retireIfUnused(_ momentID: String) {
-        guard let record = records[momentID], record.holders.isEmpty, intents[momentID] == nil else { return }
+        guard let record = records[momentID], record.holders.isEmpty, record.intents.isEmpty else { return }
         retired.insert(momentID)
     }
 
@@ -491,7 +488,7 @@ final class StoreState {
     func sweepRetired(oldestRequest: StoreInstant?) {
         guard !retired.isEmpty else { return }
         for id in retired {
-            guard let record = records[id], record.holders.isEmpty, intents[id] == nil else {
+            guard let record = records[id], record.holders.isEmpty, record.intents.isEmpty else {
                 retired.remove(id)
                 continue
             }
