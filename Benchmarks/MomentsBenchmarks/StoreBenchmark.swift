@@ -132,7 +132,14 @@ enum StoreBenchmark {
             _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
             return 1
         }
-        return [Harness.row("store profile: refresh vs setLike", unit: "per second", (refreshes, likes, refreshes / likes), target: nil,
+        let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
+        let handConsumer = Task { if subscribed { for await _ in stream {} } }
+        defer { handConsumer.cancel() }
+        let handRefreshes = await Harness.rate(for: .seconds(2)) { await handRolled.refresh("0"); return 1 }
+        return [Harness.row("store profile: hand-rolled refresh", unit: "per second", (handRefreshes, handRefreshes, 1), target: nil,
+                            note: String(format: "%.2f µs", 1e6 / handRefreshes)),
+                Harness.row("store profile: refresh vs setLike", unit: "per second", (refreshes, likes, refreshes / likes), target: nil,
                             note: String(format: "refresh %.1f µs, setLike %.1f µs", 1e6 / refreshes, 1e6 / likes))]
     }
 }

@@ -87,7 +87,12 @@ final class StoreState {
 
     /// `userID`'s timeline as subscribers see it (assembled once per change).
     func displayedTimeline(_ userID: String) -> MomentsDetails? {
-        if let last = lastDisplayed, last.version == version, last.userID == userID { return last.details }
+        if let last = lastDisplayed {
+            if last.version == version, last.userID == userID { return last.details }
+            // Let go of the last snapshot first: if no one else holds it, the next one is
+            // built in its place.
+            lastDisplayed = nil
+        }
         let details = assembleTimeline(userID)
         if let details { lastDisplayed = (userID, version, details) }
         return details
@@ -191,8 +196,9 @@ final class StoreState {
         let writesAgreement: Bool
         if persists, case .server = source { writesAgreement = !divergentMoments.isEmpty || !likesAreExclusive } else { writesAgreement = false }
 
+        // The records of a new list, in order (a timeline with the same list has them).
         var members: [MomentRecord] = []
-        members.reserveCapacity(details.moments.count)
+        if !sameList { members.reserveCapacity(details.moments.count) }
         var created: [String] = []
         // The same list as the stored timeline's: its records, in order, without a lookup.
         let known = sameList ? existing?.members : nil
@@ -204,12 +210,12 @@ final class StoreState {
                 let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
                 if let momentPin { record.pins[userID] = momentPin }
                 records[id] = record
-                members.append(record)
+                if !sameList { members.append(record) }
                 created.append(id)
                 if persists { applied.batch.moments[id] = record.value }
                 continue
             }
-            members.append(record)
+            if !sameList { members.append(record) }
             let displayedBefore = record.intents.isEmpty ? nil : displayed(record)
             let merge = record.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
                 isLikeInFlight(LikeKey(userID: liker, momentID: id))
@@ -266,7 +272,7 @@ final class StoreState {
                 let oldEntries = timeline.entries
                 timeline.userDetails = details.userDetails
                 timeline.entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
-                timeline.members = members
+                if !sameList { timeline.members = members }
                 if !sameTimeline {
                     applied.timeline = replaced(oldEntries, with: timeline, for: userID, changed: applied.changedMoments)
                 }

@@ -7,7 +7,12 @@ final class TimelineRecord {
     var userDetails: UserDetails
     /// The moments' ids in order, each with the `isLiked` the server gave, which counts
     /// only while the moment has no `likes`.
-    var entries: [StoredTimeline.Entry]
+    var entries: [StoredTimeline.Entry] {
+        didSet {
+            shown = []
+            shownRevisions = []
+        }
+    }
     /// The records of `entries`' moments, in the same order, so a snapshot is assembled
     /// without looking each one up. A record is never replaced while a timeline holds
     /// it (it is created only for an id with no record, and dropped only once no
@@ -19,7 +24,7 @@ final class TimelineRecord {
         }
     }
     /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
-    /// then (empty until first assembled, and after `members` changes).
+    /// then (empty until first assembled, and after `entries` or `members` change).
     var shown: [Moment] = []
     var shownRevisions: [UInt64] = []
     var evidence: Evidence
