@@ -16,6 +16,8 @@ final class MomentRecord {
     /// Rises whenever the moment as subscribers see it may have changed (its value, or
     /// the likes in flight on it), so a timeline's snapshot rebuilds only what changed.
     var revision: UInt64 = 0
+    /// A scratch stamp for set operations over records without hashing their ids.
+    var mark: UInt64 = 0
     /// When the server computed the value (its registers not pinned).
     var evidence: Evidence
     /// Likes this store's own mutations confirmed, by liker: an answer the server may

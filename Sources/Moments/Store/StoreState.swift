@@ -55,6 +55,8 @@ final class StoreState {
     /// can still arrive: dropped earlier, a stale answer could bring back an older value.
     private var retired: Set<String> = []
     private var useClock: UInt64 = 0
+    /// Stamps for ``MomentRecord/mark`` (see `replaced`).
+    private var markClock: UInt64 = 0
     /// Rises with every change to what subscribers see.
     private var version: UInt64 = 0
     /// The last timeline ``displayedTimeline(_:)`` assembled, while still current.
@@ -270,11 +272,12 @@ final class StoreState {
             }
             if !sameFallbacks {
                 let oldEntries = timeline.entries
+                let oldMembers = timeline.members
                 timeline.userDetails = details.userDetails
                 timeline.entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
                 if !sameList { timeline.members = members }
                 if !sameTimeline {
-                    applied.timeline = replaced(oldEntries, with: timeline, for: userID, changed: applied.changedMoments)
+                    applied.timeline = replaced(oldEntries, oldMembers, with: timeline, for: userID, changed: applied.changedMoments)
                 }
                 if persists { applied.batch.timelines[userID] = timeline.stored }
             }
@@ -391,20 +394,33 @@ final class StoreState {
         return nil
     }
 
+    /// The change from `oldEntries` (with their records) to `new`'s list, with the
+    /// holders updated. Membership is found by marking records, without hashing ids.
     private func replaced(
-        _ oldEntries: [StoredTimeline.Entry], with new: TimelineRecord, for userID: String, changed: [String]
+        _ oldEntries: [StoredTimeline.Entry], _ oldMembers: [MomentRecord], with new: TimelineRecord, for userID: String, changed: [String]
     ) -> TimelineChange {
-        let oldIDs = Set(oldEntries.map(\.momentID))
-        let newIDs = Set(new.entries.map(\.momentID))
-        for (entry, record) in zip(new.entries, new.members) where !oldIDs.contains(entry.momentID) { record.holders.insert(userID) }
-        let removed = oldEntries.map(\.momentID).filter { !newIDs.contains($0) }
-        for id in removed { release(id, from: userID) }
+        markClock &+= 2
+        let inOld = markClock - 1
+        let inBoth = markClock
+        for record in oldMembers { record.mark = inOld }
+        var inserted: [Moment] = []
+        for (entry, record) in zip(new.entries, new.members) {
+            if record.mark == inOld {
+                record.mark = inBoth
+            } else {
+                record.holders.insert(userID)
+                inserted.append(displayed(record).viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+            }
+        }
+        var removed: [String] = []
+        for (entry, record) in zip(oldEntries, oldMembers) where record.mark == inOld {
+            removed.append(entry.momentID)
+            release(entry.momentID, from: userID)
+        }
+        let kept = changed.filter { records[$0]?.mark == inBoth }
         return TimelineChange(
             userID: userID, reason: .replaced, userDetails: new.userDetails, momentIDs: new.entries.map(\.momentID),
-            inserted: zip(new.entries, new.members).compactMap { entry, record in
-                oldIDs.contains(entry.momentID) ? nil : displayed(record).viewed(by: userID, isLikedWithoutLikes: entry.isLiked)
-            },
-            removed: removed, changed: changed.filter { oldIDs.contains($0) && newIDs.contains($0) }
+            inserted: inserted, removed: removed, changed: kept
         )
     }
 
