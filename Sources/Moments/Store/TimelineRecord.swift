@@ -8,20 +8,14 @@ final class TimelineRecord {
     /// The moments' ids in order, each with the `isLiked` the server gave, which counts
     /// only while the moment has no `likes`.
     var entries: [StoredTimeline.Entry] {
-        didSet {
-            shown = []
-            shownRevisions = []
-        }
+        didSet { forgetShown() }
     }
     /// The records of `entries`' moments, in the same order, so a snapshot is assembled
     /// without looking each one up. A record is never replaced while a timeline holds
     /// it (it is created only for an id with no record, and dropped only once no
     /// timeline holds it).
     var members: [MomentRecord] {
-        didSet {
-            shown = []
-            shownRevisions = []
-        }
+        didSet { forgetShown() }
     }
     /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
     /// then (empty until first assembled, and after `entries` or `members` change).
@@ -39,7 +33,10 @@ final class TimelineRecord {
         self.lastUse = lastUse
     }
 
-    var momentIDs: [String] { entries.map(\.momentID) }
+    private func forgetShown() {
+        shown = []
+        shownRevisions = []
+    }
 
     var stored: StoredTimeline { StoredTimeline(userDetails: userDetails, entries: entries) }
 
