@@ -153,6 +153,9 @@ public enum PersistenceConformance {
                 try await persistence.save(PersistenceBatch(timelines: ["c": StoredTimeline(userDetails: owner, entries: [StoredTimeline.Entry(momentID: "mover")])]))
             }
         },
+        Check(description: "seeded list edits: duplicates and unknown moments refused, holders exact") { open in
+            try await ListEdits.run(try await open(), seed: 0x5EED_1157, steps: 150)
+        },
         Check(description: "remove deletes one user only") { open in
             let persistence = try await open()
             try await persistence.save(SampleTimelines.timeline(user: "a", moments: 2), for: "a")

@@ -12,7 +12,9 @@ public actor InMemoryPersistence: MomentsPersistence {
         for (userID, details) in timelines.sorted(by: { $0.key < $1.key }) {
             batch.merge(PersistenceBatch(timeline: details, for: userID))
         }
-        contents.apply(batch)
+        contents.apply(batch, changes: contents.changes(in: batch))
+        // Lists given here are not checked; the first save of each checks it whole.
+        contents.unchecked = Set(batch.timelines.compactMap { $0.value.duplicateMomentID == nil ? nil : $0.key })
     }
 
     /// The timeline saved for `userID`, or `nil` (see ``MomentsPersistence``).
@@ -21,16 +23,23 @@ public actor InMemoryPersistence: MomentsPersistence {
     }
 
     /// Saves `batch` all or nothing (see ``MomentsPersistence``).
+    ///
+    /// A timeline that keeps most of its stored list is checked and counted on the
+    /// changed span alone (see ``EntryListChange``): the moments of the entries it
+    /// keeps are stored, since the stored list holds them.
     public func save(_ batch: PersistenceBatch) throws {
-        for (userID, timeline) in batch.timelines {
-            if let duplicate = timeline.duplicateMomentID {
+        let changes = contents.changes(in: batch)
+        for (userID, timeline, change) in changes {
+            let oldIsDistinct = contents.unchecked.isEmpty || !contents.unchecked.contains(userID)
+            if let duplicate = change.duplicate(in: timeline, oldIsDistinct: oldIsDistinct) {
                 throw PersistenceError.duplicateMoment(duplicate, location: "memory", userID: userID)
             }
-            for entry in timeline.entries where batch.moments[entry.momentID] == nil && contents.moments[entry.momentID] == nil {
+            for entry in timeline.entries[change.inserted] where batch.moments[entry.momentID] == nil && contents.moments[entry.momentID] == nil {
                 throw PersistenceError.missingMoment(entry.momentID, location: "memory", userID: userID)
             }
         }
-        contents.apply(batch)
+        contents.apply(batch, changes: changes)
+        if !contents.unchecked.isEmpty { contents.unchecked.subtract(batch.timelines.keys) }
     }
 
     /// The users whose saved timelines hold `momentID`.
@@ -41,7 +50,8 @@ public actor InMemoryPersistence: MomentsPersistence {
     /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) {
         guard let old = contents.timelines.removeValue(forKey: userID) else { return }
-        contents.release(old.entries)
+        contents.release(old.entries[...])
+        contents.unchecked.remove(userID)
     }
 
     /// Every user with a saved timeline.
@@ -59,23 +69,36 @@ public actor InMemoryPersistence: MomentsPersistence {
         var moments: [String: Moment] = [:]
         /// How many timelines hold each moment.
         var holderCounts: [String: Int] = [:]
+        /// Users whose stored list may name a moment twice (given to `init`).
+        var unchecked: Set<String> = []
+
+        typealias TimelineChange = (userID: String, timeline: StoredTimeline, change: EntryListChange)
+
+        /// How each timeline of `batch` changes the stored one.
+        func changes(in batch: PersistenceBatch) -> [TimelineChange] {
+            batch.timelines.map { userID, timeline in
+                let change = timelines[userID].map { EntryListChange(from: $0.entries, to: timeline.entries) }
+                return (userID, timeline, change ?? EntryListChange(inserting: timeline.entries))
+            }
+        }
 
         /// Applies a validated batch: new holders are counted before old ones are released,
         /// so a moment passing from one timeline to another in the batch is never dropped.
-        mutating func apply(_ batch: PersistenceBatch) {
-            for timeline in batch.timelines.values {
-                for entry in timeline.entries { holderCounts[entry.momentID, default: 0] += 1 }
+        /// Only the changed spans are counted: the entries a list keeps stay held.
+        mutating func apply(_ batch: PersistenceBatch, changes: [TimelineChange]) {
+            for (_, timeline, change) in changes {
+                for entry in timeline.entries[change.inserted] { holderCounts[entry.momentID, default: 0] += 1 }
             }
             for (id, moment) in batch.moments where holderCounts[id] != nil {
                 moments[id] = moment
             }
-            for (userID, timeline) in batch.timelines {
-                if let old = timelines.updateValue(timeline, forKey: userID) { release(old.entries) }
+            for (userID, timeline, change) in changes {
+                if let old = timelines.updateValue(timeline, forKey: userID) { release(old.entries[change.removed]) }
             }
         }
 
         /// Counts `entries` as no longer held, dropping the moments no timeline holds.
-        mutating func release(_ entries: [StoredTimeline.Entry]) {
+        mutating func release(_ entries: ArraySlice<StoredTimeline.Entry>) {
             for entry in entries {
                 holderCounts[entry.momentID, default: 1] -= 1
                 if holderCounts[entry.momentID] == 0 {

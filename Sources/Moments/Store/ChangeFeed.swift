@@ -13,22 +13,21 @@ import Synchronization
 package final class ChangeFeed: Sendable {
     private struct State {
         var lastSequence: UInt64 = 0
-        var log = Ring<MomentsChange>()
+        var log: RecentLog<MomentsChange>
         var consumers: [Int: FeedConsumer] = [:]
         var nextConsumerID = 0
         var isFinished = false
     }
 
     private let bufferSize: Int
-    private let logSize: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - bufferSize: The most changes a consumer may have waiting.
     ///   - logSize: The most recent changes kept for ``subscribe(after:)``.
     package init(bufferSize: Int, logSize: Int) {
         self.bufferSize = max(1, bufferSize)
-        self.logSize = max(0, logSize)
+        state = Mutex(State(log: RecentLog(capacity: logSize)))
     }
 
     /// Numbers `kind` and delivers it; returns its sequence.
@@ -37,10 +36,7 @@ package final class ChangeFeed: Sendable {
         state.withLock { state -> UInt64 in
             state.lastSequence += 1
             let change = MomentsChange(sequence: state.lastSequence, kind: kind)
-            if logSize > 0 {
-                if state.log.count == logSize { _ = state.log.popFirst() }
-                state.log.append(change)
-            }
+            state.log.append(change)
             // Resuming only schedules the waiting consumer, which then takes its own
             // lock, never this one: safe under the lock, and it spares a list.
             for consumer in state.consumers.values {

@@ -172,13 +172,10 @@ final class StoreState {
         // A stored timeline lists each id once: an answer listing the same ids in the same
         // order needs no other check.
         let sameList = existing?.hasSameList(as: details.moments) ?? false
-        if !sameList {
-            var seen = Set<String>()
-            seen.reserveCapacity(details.moments.count)
-            for moment in details.moments where !seen.insert(moment.id).inserted {
-                throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id)
-            }
-        }
+        // The records of the same list are the timeline's; another list's are looked up
+        // once, here, and checked for an id listed twice.
+        let sameMembers = sameList ? existing?.members : nil
+        let found = sameList ? [] : try lookUpRecords(of: details.moments, for: userID)
         var applied = Applied()
         // Answers are written unless they were read from storage; they are settled with
         // the server unless they came from this store's own persistence.
@@ -202,13 +199,11 @@ final class StoreState {
         var members: [MomentRecord] = []
         if !sameList { members.reserveCapacity(details.moments.count) }
         var created: [String] = []
-        // The same list as the stored timeline's: its records, in order, without a lookup.
-        let known = sameList ? existing?.members : nil
         for (index, moment) in details.moments.enumerated() {
             let id = moment.id
             let own = momentEvidence.map { $0[id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
             let momentPin = pinnedID != nil && id == pinnedID ? pin : nil
-            guard let record = known?[index] ?? records[id] else {
+            guard let record = sameMembers?[index] ?? found[index] else {
                 let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
                 if let momentPin { record.pins[userID] = momentPin }
                 records[id] = record
@@ -300,6 +295,30 @@ final class StoreState {
             retireIfUnused(id)
         }
         return applied
+    }
+
+    /// Each moment's record (`nil` for an id with none yet), in order.
+    ///
+    /// - Throws: ``MomentsStoreError`` if `moments` lists an id twice: a record met
+    ///   twice carries this call's ``MomentRecord/mark``; ids without a record are
+    ///   checked in a set of their own.
+    private func lookUpRecords(of moments: [Moment], for userID: String) throws -> [MomentRecord?] {
+        markClock &+= 1
+        let stamp = markClock
+        var found: [MomentRecord?] = []
+        found.reserveCapacity(moments.count)
+        var unknown = Set<String>()
+        for moment in moments {
+            let record = records[moment.id]
+            if let record {
+                guard record.mark != stamp else { throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id) }
+                record.mark = stamp
+            } else if !unknown.insert(moment.id).inserted {
+                throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id)
+            }
+            found.append(record)
+        }
+        return found
     }
 
     /// When the server may have computed what `batch` holds, as written after an answer

@@ -122,6 +122,42 @@ import Testing
         #expect(try await persistence.load(userID: "0") == nil)
         #expect(try await store.details(for: "0") == nil)
     }
+
+    /// Moments the store already holds, listed twice in a new list (with a new moment,
+    /// or without one), are refused like new ones, and the stored timeline stays.
+    @Test(arguments: [["once", "kept", "kept"], ["kept", "new", "once", "kept"], ["new", "kept", "new"]])
+    func aNewListNamingAHeldMomentTwiceIsRefusedAndTheTimelineStays(list: [String]) async throws {
+        let persistence = InMemoryPersistence()
+        let service = ScriptedListService(lists: [["once", "kept"], list])
+        let store = MomentsStore(service: service, persistence: persistence)
+        let before = try await store.refresh(userID: "0")
+
+        let error = await #expect(throws: MomentsStoreError.self) { try await store.refresh(userID: "0") }
+
+        #expect(error?.code == .duplicateMomentID)
+        #expect(error?.momentID == (list.filter { id in list.filter { $0 == id }.count > 1 }.first))
+        #expect(try await store.details(for: "0") == before)
+        #expect(try await persistence.load(userID: "0") == before)
+        // The refused list left no mark behind: the next answer of a good list applies.
+        let after = try await store.refresh(userID: "0")
+        #expect(after.moments.map(\.id) == ["once", "kept"])
+    }
+}
+
+/// Answers each refresh with the next of `lists` (then the first again), each id one fixture moment.
+private actor ScriptedListService: MomentsService {
+    let lists: [[String]]
+    var next = 0
+    init(lists: [[String]]) { self.lists = lists }
+
+    func getMoments(userID: String) -> MomentsDetails {
+        defer { next += 1 }
+        return Fixtures.timeline(user: userID, moments: lists[next % lists.count].map { Fixtures.moment($0) })
+    }
+
+    func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) -> MomentsDetails {
+        getMoments(userID: userID)
+    }
 }
 
 /// Answers every timeline with one moment listed twice.
