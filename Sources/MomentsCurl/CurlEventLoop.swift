@@ -11,8 +11,8 @@ import Synchronization
 /// Other threads only put transfers into the inbox and wake the loop; they never touch
 /// libcurl's handles, and never wait for the loop.
 ///
-/// Safety of `@unchecked Sendable`: `active` and `idleHandles` are read and written only
-/// on the loop's thread (`run()`); `multi` is created in `init`, before the thread
+/// Safety of `@unchecked Sendable`: `active`, `idleHandles` and the two watches are read
+/// and written only on the loop's thread (`run()`); `multi` is created in `init`, before the thread
 /// starts, and freed by that thread when it ends; `curl_multi_wakeup` is the one
 /// multi-handle call libcurl allows from any thread; the inbox is a `Mutex`.
 final class CurlEventLoop: @unchecked Sendable {
@@ -44,6 +44,11 @@ final class CurlEventLoop: @unchecked Sendable {
     private var idleHandles: [CurlHandle] = []
     /// Idle handles kept for reuse; more are freed.
     private let idleHandleLimit = 256
+    /// Before sleeping, the loop watches briefly (see ``BriefWatch``): after answering
+    /// the last caller in flight, for that caller's next request; with one request in
+    /// flight, for its answer. Either then costs no wake-up of a sleeping thread.
+    private var nextRequestWatch: BriefWatch
+    private var answerWatch: BriefWatch
 
     /// Creates the multi handle and starts the thread; `nil` when libcurl cannot
     /// initialize.
@@ -51,6 +56,8 @@ final class CurlEventLoop: @unchecked Sendable {
         guard CurlLibrary.isInitialized, let multi = curl_multi_init() else { return nil }
         self.multi = multi
         setup = CurlEasySetup(configuration: configuration)
+        nextRequestWatch = BriefWatch(window: configuration.busyPollWindow)
+        answerWatch = BriefWatch(window: configuration.busyPollWindow)
         _ = moments_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maximumConnectionsPerHost))
         _ = moments_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maximumConnections))
         // Keep as many idle connections as may be open, so none is closed only to be reopened.
@@ -109,8 +116,21 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
-            // With nothing else in flight, a caller just answered may send again at once.
-            if answerFinishedTransfers(), active.isEmpty, awaitsSubmissionBriefly() { continue }
+            // With nothing else in flight, a caller just answered may send again at once;
+            // with one request in flight, its answer may be about to arrive.
+            if answerFinishedTransfers(), active.isEmpty, nextRequestWatch.shouldWatch() {
+                let caught = nextRequestWatch.watch(looksPerClockRead: 16) { submissions.load(ordering: .acquiring) != 0 }
+                nextRequestWatch.record(caught: caught)
+                if caught { continue }
+            } else if active.count == 1, answerWatch.shouldWatch() {
+                var ready: Int32 = 0
+                let caught = answerWatch.watch {
+                    _ = curl_multi_poll(multi, nil, 0, 0, &ready)
+                    return ready > 0 || submissions.load(ordering: .acquiring) != 0
+                }
+                answerWatch.record(caught: caught)
+                if caught { continue }
+            }
             // Sleep only with an empty inbox; from here on, a submission wakes the loop
             // (a wake-up sent before the poll begins makes it return at once).
             guard inbox.withLock({ inbox in
@@ -168,19 +188,6 @@ final class CurlEventLoop: @unchecked Sendable {
             return nil
         }
         return handle
-    }
-
-    /// After answering the last callers in flight, the loop watches its inbox for a few
-    /// microseconds before sleeping: a caller that sends its next request at once (a
-    /// sequential client) then costs no wake-up of this thread. Returns whether a
-    /// submission arrived.
-    private func awaitsSubmissionBriefly() -> Bool {
-        let deadline = ContinuousClock.now + .microseconds(40)
-        repeat {
-            // The clock is read once every 16 looks at the inbox (reading it costs more).
-            for _ in 0..<16 where submissions.load(ordering: .acquiring) != 0 { return true }
-        } while ContinuousClock.now < deadline
-        return false
     }
 
     /// Answers the callers of finished transfers; returns whether there were any.

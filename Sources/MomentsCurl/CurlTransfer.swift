@@ -44,6 +44,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     /// The body's announced length, when it arrives as announced (identity encoding).
     private var announcedLength: Int64?
+    /// The current header block's first `Content-Length` (`nil` if absent or not a
+    /// number) and first `Content-Encoding`, read as their lines arrive.
+    private var contentLength: Int64?
+    private var sawContentLength = false
+    private var sawContentEncoding = false
+    /// Whether the body arrives as sent (no `Content-Encoding`, or `identity`).
+    private var isIdentityEncoded = true
 
     init(request: HTTPRequest, progress: TransferProgressReporter? = nil, bodyMemory: BodyMemoryPool? = nil) {
         self.request = request
@@ -113,14 +120,30 @@ final class CurlTransfer: @unchecked Sendable {
             headers = HTTPHeaders()
             sawStatusLine = true
             interimStatus = Self.statusIsInterim(line[0..<end])
+            contentLength = nil
+            sawContentLength = false
+            sawContentEncoding = false
+            isIdentityEncoded = true
             return true
         }
         guard let colon = line[0..<end].firstIndex(of: UInt8(ascii: ":")) else { return true }
         var valueStart = colon + 1
         while valueStart < end, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+        var valueEnd = end
+        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
+        let name = line[0..<colon]
+        let value = line[valueStart..<valueEnd]
+        // The two fields the body's handling depends on, read here once instead of looked up later.
+        if !sawContentLength, HeaderBytes.equalsIgnoringCase(name, "content-length") {
+            sawContentLength = true
+            contentLength = HeaderBytes.decimal(value)
+        } else if !sawContentEncoding, HeaderBytes.equalsIgnoringCase(name, "content-encoding") {
+            sawContentEncoding = true
+            isIdentityEncoded = value.isEmpty || HeaderBytes.equalsIgnoringCase(value, "identity")
+        }
         headers.add(
             name: String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<end]), as: UTF8.self)
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self)
         )
         return true
     }
@@ -143,22 +166,15 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         received = 0
-        announcedLength = isIdentityEncoded ? headers["Content-Length"].flatMap { Int64($0) } : nil
+        announcedLength = isIdentityEncoded ? contentLength : nil
         progress?.received(0, of: request.method == .head ? 0 : announcedLength)
-        guard request.method != .head, let announced = headers["Content-Length"].flatMap({ Int64($0) }), announced > 0,
-              isIdentityEncoded else { return true }
+        guard request.method != .head, let announced = announcedLength, announced > 0 else { return true }
         if let limit = request.maximumResponseSize, announced > Int64(limit) {
             localFailure = .responseTooLarge(limit: limit, received: Int(clamping: announced))
             return false
         }
         if file < 0 { body.reserve(Int(min(announced, 16 << 20))) }
         return true
-    }
-
-    /// Whether the body arrives as sent (no `Content-Encoding`, or `identity`).
-    private var isIdentityEncoded: Bool {
-        guard let encoding = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) else { return true }
-        return encoding.isEmpty || encoding.lowercased() == "identity"
     }
 
     /// Takes body bytes (decoded, when libcurl decodes). Returns `false` to abort.
