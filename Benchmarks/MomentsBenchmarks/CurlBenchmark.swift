@@ -95,11 +95,25 @@ enum CurlBenchmark {
         defer { server.stop() }
         var configuration = CurlTransport.Configuration()
         configuration.maximumConnectionsPerHost = 64
+        if ProcessInfo.processInfo.environment["NOENC"] == "1" { configuration.acceptsCompressedResponses = false }
         let curl = try CurlTransport(configuration: configuration)
         let request = HTTPRequest(method: .post, url: server.baseURL.appendingPathComponent("graphql"),
                                   headers: ["Content-Type": "application/json"], body: Data("{}".utf8), timeout: .seconds(10))
         var rate = 0.0
+        if ProcessInfo.processInfo.environment["BASELINE"] == "1" {
+            // The C baseline alone, for the same time, to compare profiles with.
+            rate = baseline(url: request.url, body: "{}", width: width, seconds: Double(seconds))
+            return [Row(name: "profile: C baseline, \(width) at a time, \(moments) moments", unit: "req/s", sdk: rate)]
+        }
         let end = ContinuousClock.now + .seconds(seconds)
+        if ProcessInfo.processInfo.environment["SERVICE"] == "1" {
+            // `getMoments` over the same transport.
+            let service = GraphQLMomentsService(client: HTTPClient(baseURL: server.baseURL, transport: curl) { $0.coalescesRequests = false })
+            while ContinuousClock.now < end {
+                rate = try await HTTPBenchmark.concurrently(width) { _ = try await service.getMoments(userID: "0") }
+            }
+            return [Row(name: "profile: getMoments over curl, \(width) at a time, \(moments) moments", unit: "req/s", sdk: rate)]
+        }
         while ContinuousClock.now < end {
             rate = try await HTTPBenchmark.concurrently(width) { _ = try await curl.send(request) }
         }
@@ -109,9 +123,8 @@ enum CurlBenchmark {
     static func widthLabel(_ width: Int) -> String { width == 1 ? "1 at a time" : "\(width) concurrent" }
 
     /// The C baseline's rate, run on a thread of its own (it blocks while it runs).
-    static func baseline(url: URL, body: String, width: Int) -> Double {
-        let seconds = Harness.roundDuration.seconds
-        return url.absoluteString.withCString { url in
+    static func baseline(url: URL, body: String, width: Int, seconds: Double = Harness.roundDuration.seconds) -> Double {
+        url.absoluteString.withCString { url in
             body.withCString { text in
                 moments_curl_baseline_rate(url, text, body.utf8.count, Int32(width), seconds)
             }

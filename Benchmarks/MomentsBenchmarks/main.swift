@@ -35,7 +35,10 @@ if only?.contains("profile") == true { await attempt("profile") { try await HTTP
 if only?.contains("curlprofile") == true {
     let width = Int(ProcessInfo.processInfo.environment["WIDTH"] ?? "64") ?? 64
     let moments = Int(ProcessInfo.processInfo.environment["MOMENTS"] ?? "4") ?? 4
-    await attempt("curlprofile") { try await CurlBenchmark.profile(seconds: 8, width: width, moments: moments) }
+    await attempt("curlprofile") {
+        let seconds = Int(ProcessInfo.processInfo.environment["PROFILE_SECONDS"] ?? "8") ?? 8
+        return try await CurlBenchmark.profile(seconds: seconds, width: width, moments: moments)
+    }
 }
 if only?.contains("curlsoak") == true {
     let total = Int(ProcessInfo.processInfo.environment["REQUESTS"] ?? "1000000") ?? 1_000_000

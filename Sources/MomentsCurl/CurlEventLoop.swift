@@ -11,10 +11,11 @@ import Synchronization
 /// Other threads only put transfers into the inbox and wake the loop; they never touch
 /// libcurl's handles, and never wait for the loop.
 ///
-/// Safety of `@unchecked Sendable`: `active`, `idleHandles` and the two watches are read
-/// and written only on the loop's thread (`run()`); `multi` is created in `init`, before the thread
-/// starts, and freed by that thread when it ends; `curl_multi_wakeup` is the one
-/// multi-handle call libcurl allows from any thread; the inbox is a `Mutex`.
+/// Safety of `@unchecked Sendable`: `active`, `idleHandles`, the two watches and the
+/// busy-period counts are read and written only on the loop's thread (`run()`); `multi`
+/// is created in `init`, before the thread starts, and freed by that thread when it
+/// ends; `curl_multi_wakeup` is the one multi-handle call libcurl allows from any
+/// thread; the inbox is a `Mutex`.
 final class CurlEventLoop: @unchecked Sendable {
     private struct Inbox {
         var added: [CurlTransfer] = []
@@ -49,6 +50,10 @@ final class CurlEventLoop: @unchecked Sendable {
     /// flight, for its answer. Either then costs no wake-up of a sleeping thread.
     private var nextRequestWatch: BriefWatch
     private var answerWatch: BriefWatch
+    /// Transfers begun since the loop last had none in flight, and whether the last such
+    /// busy period held a single one: the mark of a caller sending one request at a time.
+    private var transfersThisBusyPeriod = 0
+    private var lastBusyPeriodWasSingle = false
 
     /// Creates the multi handle and starts the thread; `nil` when libcurl cannot
     /// initialize.
@@ -118,11 +123,19 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = curl_multi_perform(multi, &running)
             // With nothing else in flight, a caller just answered may send again at once;
             // with one request in flight, its answer may be about to arrive.
-            if answerFinishedTransfers(), active.isEmpty, nextRequestWatch.shouldWatch() {
+            // Only for a caller sending one request at a time: with more in flight the loop
+            // rarely idles, and watching would take the CPU their callers need.
+            let answered = answerFinishedTransfers()
+            if answered, active.isEmpty {
+                lastBusyPeriodWasSingle = transfersThisBusyPeriod == 1
+                transfersThisBusyPeriod = 0
+            }
+            let sequential = lastBusyPeriodWasSingle && transfersThisBusyPeriod <= 1
+            if answered, active.isEmpty, sequential, nextRequestWatch.shouldWatch() {
                 let caught = nextRequestWatch.watch(looksPerClockRead: 16) { submissions.load(ordering: .acquiring) != 0 }
                 nextRequestWatch.record(caught: caught)
                 if caught { continue }
-            } else if active.count == 1, answerWatch.shouldWatch() {
+            } else if active.count == 1, sequential, answerWatch.shouldWatch() {
                 var ready: Int32 = 0
                 let caught = answerWatch.watch {
                     _ = curl_multi_poll(multi, nil, 0, 0, &ready)
@@ -173,6 +186,7 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         active[handle.easy] = (transfer, handle)
+        transfersThisBusyPeriod += 1
     }
 
     /// A new handle with the transport's options set, or `nil` having answered the transfer.

@@ -15,7 +15,7 @@ import Synchronization
 final class CurlTransfer: @unchecked Sendable {
     private enum Outcome {
         case created
-        case waiting(CheckedContinuation<HTTPResponse, any Error>)
+        case waiting(CheckedContinuation<CurlAnswer, any Error>)
         case finished
     }
 
@@ -29,7 +29,7 @@ final class CurlTransfer: @unchecked Sendable {
     // Loop-confined.
     var easy: UnsafeMutableRawPointer?
     private var body: BodyAccumulator
-    private var headers = HTTPHeaders()
+    private var fields = RawHeaderFields()
     private var finalHeadersEnded = false
     private var sawStatusLine = false
     private var interimStatus = false
@@ -70,7 +70,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Installs the caller's continuation. Returns `false`, having resumed it, when the
     /// transfer was cancelled before it started.
-    func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
+    func start(_ continuation: CheckedContinuation<CurlAnswer, any Error>) -> Bool {
         let alreadyFinished = outcome.withLock { outcome -> Bool in
             guard case .created = outcome else { return true }
             outcome = .waiting(continuation)
@@ -88,8 +88,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// Answers the caller with `result` unless it has been answered; returns whether
     /// this call answered it.
     @discardableResult
-    func finish(_ result: Result<HTTPResponse, HTTPClientError>) -> Bool {
-        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>?? in
+    func finish(_ result: Result<CurlAnswer, HTTPClientError>) -> Bool {
+        let continuation = outcome.withLock { outcome -> CheckedContinuation<CurlAnswer, any Error>?? in
             switch outcome {
             case .finished: return .none
             case .created:
@@ -117,7 +117,7 @@ final class CurlTransfer: @unchecked Sendable {
         if end > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
            line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/") {
             // A new status line: interim answers (100, 103) and their fields are dropped.
-            headers = HTTPHeaders()
+            fields.removeAll()
             sawStatusLine = true
             interimStatus = Self.statusIsInterim(line[0..<end])
             contentLength = nil
@@ -141,10 +141,7 @@ final class CurlTransfer: @unchecked Sendable {
             sawContentEncoding = true
             isIdentityEncoded = value.isEmpty || HeaderBytes.equalsIgnoringCase(value, "identity")
         }
-        headers.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self)
-        )
+        fields.append(name: name, value: value)
         return true
     }
 
@@ -261,9 +258,8 @@ final class CurlTransfer: @unchecked Sendable {
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
         _ = moments_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        let response = HTTPResponse(statusCode: status, headers: headers, body: body.take(), httpVersion: Self.httpVersion(version),
-                                    bodyFile: request.destination)
-        finish(.success(response))
+        finish(.success(CurlAnswer(statusCode: status, fields: fields, body: body.take(), httpVersion: Self.httpVersion(version),
+                                   bodyFile: request.destination)))
     }
 
     /// The message libcurl left in the error buffer, or `nil`.

@@ -45,15 +45,17 @@ extension CurlTransport {
         /// copy filling it; a body never shows another's bytes. `0` keeps none. The
         /// default is 32 MiB, held only after answers that large have come and gone.
         public var reusableBodyMemory: Int = 32 << 20
-        /// How long the transport's thread watches, without sleeping, for what a
-        /// sequential caller waits on: with one request in flight, its answer; after
-        /// answering the last caller, that caller's next request. Sleeping and being
-        /// woken instead costs thread switches (tens of microseconds on a virtual
-        /// machine), often more than a nearby server takes to answer. Watching spends
-        /// CPU for at most this long, and only while it pays: each watch that catches
-        /// nothing doubles how many idle moments are then slept through without one (up
-        /// to 1,024), so against a slow server or an idle caller it soon costs nothing.
-        /// `.zero` never watches. The default is 50 microseconds.
+        /// How long the transport's thread watches, without sleeping, for what a caller
+        /// sending one request at a time waits on: with its request in flight, the
+        /// answer; after answering it, its next request. Sleeping and being woken
+        /// instead costs thread switches (tens of microseconds on a virtual machine),
+        /// often more than a nearby server takes to answer. Watching spends CPU for at
+        /// most this long, and only while it pays: each watch that catches nothing
+        /// doubles how many idle moments are then slept through without one (up to
+        /// 1,024), so against a slow server or an idle caller it soon costs nothing.
+        /// With several requests in flight the thread never watches: it seldom idles
+        /// then, and the CPU belongs to the callers. `.zero` never watches. The
+        /// default is 50 microseconds.
         public var busyPollWindow: Duration = .microseconds(50)
 
         /// Creates a configuration with every default.

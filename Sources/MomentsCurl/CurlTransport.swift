@@ -53,12 +53,14 @@ public final class CurlTransport: HTTPTransport {
         progress?.begin(expectedToSend: request.bodyLength)
         let transfer = CurlTransfer(request: request, progress: progress, bodyMemory: bodyMemory)
         let loop = self.loop
-        return try await withTaskCancellationHandler {
+        let answer = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if transfer.start(continuation) { loop.submit(transfer) }
             }
         } onCancel: {
             if transfer.finish(.failure(.cancelled())) { loop.cancel(transfer) }
         }
+        // The header fields become strings here, on the caller's thread, not the loop's.
+        return answer.response
     }
 }

@@ -63,6 +63,32 @@ import Testing
         #expect(identified.text == "commonName=moments-client")
     }
 
+    /// Whether the loop never watches, watches briefly, or watches long enough to catch
+    /// every answer and request, sequential and concurrent callers all get their answers.
+    @Test(arguments: [0, 50, 20_000])
+    func everyBusyPollWindowAnswersSequentialAndConcurrentCallers(microseconds: Int) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let window = Duration.microseconds(microseconds)
+        var configuration = CurlTransport.Configuration()
+        configuration.busyPollWindow = window
+        let request = server.request("/json")
+        let transport = try CurlTransport(configuration: configuration)
+        let expected = try await transport.send(request).body
+        #expect(!expected.isEmpty)
+        for round in 0..<30 {
+            let body = try await transport.send(request).body
+            #expect(body == expected, "window \(window), sequential request \(round)")
+        }
+        try await withThrowingTaskGroup(of: Data.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await transport.send(request).body }
+            }
+            for try await body in group { #expect(body == expected, "window \(window), concurrent request") }
+        }
+        #expect(await eventually { transport.requestsInFlight == 0 })
+    }
+
     @Test func requestsGoThroughTheConfiguredProxyExceptForTheNoProxyList() async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
