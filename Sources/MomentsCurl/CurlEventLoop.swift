@@ -121,29 +121,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
-            // With nothing else in flight, a caller just answered may send again at once;
-            // with one request in flight, its answer may be about to arrive.
-            // Only for a caller sending one request at a time: with more in flight the loop
-            // rarely idles, and watching would take the CPU their callers need.
-            let answered = answerFinishedTransfers()
-            if answered, active.isEmpty {
-                lastBusyPeriodWasSingle = transfersThisBusyPeriod == 1
-                transfersThisBusyPeriod = 0
-            }
-            let sequential = lastBusyPeriodWasSingle && transfersThisBusyPeriod <= 1
-            if answered, active.isEmpty, sequential, nextRequestWatch.shouldWatch() {
-                let caught = nextRequestWatch.watch(looksPerClockRead: 16) { submissions.load(ordering: .acquiring) != 0 }
-                nextRequestWatch.record(caught: caught)
-                if caught { continue }
-            } else if active.count == 1, sequential, answerWatch.shouldWatch() {
-                var ready: Int32 = 0
-                let caught = answerWatch.watch {
-                    _ = curl_multi_poll(multi, nil, 0, 0, &ready)
-                    return ready > 0 || submissions.load(ordering: .acquiring) != 0
-                }
-                answerWatch.record(caught: caught)
-                if caught { continue }
-            }
+            if watchCaughtSomething(afterAnswering: answerFinishedTransfers()) { continue }
             // Sleep only with an empty inbox; from here on, a submission wakes the loop
             // (a wake-up sent before the poll begins makes it return at once).
             guard inbox.withLock({ inbox in
@@ -202,6 +180,34 @@ final class CurlEventLoop: @unchecked Sendable {
             return nil
         }
         return handle
+    }
+
+    /// Watches briefly before sleeping, for a caller sending one request at a time: after
+    /// answering it, for its next request; with its request in flight, for the answer.
+    /// With more in flight the loop rarely idles, and watching would take the CPU their
+    /// callers need. Returns whether the watch caught something (the loop then goes
+    /// round at once).
+    private func watchCaughtSomething(afterAnswering answered: Bool) -> Bool {
+        let drained = answered && active.isEmpty
+        if drained {
+            lastBusyPeriodWasSingle = transfersThisBusyPeriod == 1
+            transfersThisBusyPeriod = 0
+        }
+        guard lastBusyPeriodWasSingle, transfersThisBusyPeriod <= 1 else { return false }
+        if drained {
+            guard nextRequestWatch.shouldWatch() else { return false }
+            let caught = nextRequestWatch.watch(looksPerClockRead: 16) { submissions.load(ordering: .acquiring) != 0 }
+            nextRequestWatch.record(caught: caught)
+            return caught
+        }
+        guard active.count == 1, answerWatch.shouldWatch() else { return false }
+        var ready: Int32 = 0
+        let caught = answerWatch.watch {
+            _ = curl_multi_poll(multi, nil, 0, 0, &ready)
+            return ready > 0 || submissions.load(ordering: .acquiring) != 0
+        }
+        answerWatch.record(caught: caught)
+        return caught
     }
 
     /// Answers the callers of finished transfers; returns whether there were any.
