@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MomentsSupport
 
 /// The memory of large answer bodies, kept for reuse once callers release them.
 ///
@@ -16,7 +16,7 @@ final class BodyMemoryPool: Sendable {
 
     /// Idle bytes kept at most; buffers released beyond it are freed.
     let idleLimit: Int
-    private let idle = Mutex<[Buffer]>([])
+    private let idle = PThreadMutex<[Buffer]>([])
 
     struct Buffer: @unchecked Sendable {
         // Safety of `@unchecked Sendable`: a buffer has one owner at a time: the pool's

@@ -2,6 +2,7 @@ import Foundation
 import MomentsCCurl
 import MomentsNetworking
 import Synchronization
+import MomentsSupport
 
 /// One libcurl multi handle driven by one thread of its own: the thread adds submitted
 /// transfers, runs `curl_multi_perform`, answers finished transfers, and sleeps in
@@ -15,7 +16,7 @@ import Synchronization
 /// busy-period counts are read and written only on the loop's thread (`run()`); `multi`
 /// is created in `init`, before the thread starts, and freed by that thread when it
 /// ends; `curl_multi_wakeup` is the one multi-handle call libcurl allows from any
-/// thread; the inbox is a `Mutex`.
+/// thread; the inbox is behind a lock.
 final class CurlEventLoop: @unchecked Sendable {
     private struct Inbox {
         var added: [CurlTransfer] = []
@@ -36,7 +37,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let setup: CurlEasySetup
-    private let inbox = Mutex(Inbox())
+    private let inbox = PThreadMutex(Inbox())
     private let inFlight = Atomic<Int>(0)
     /// Submissions, cancellations and stops waiting in the inbox (read without its lock
     /// while the loop watches for them).

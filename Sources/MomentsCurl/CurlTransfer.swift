@@ -11,7 +11,7 @@ import Synchronization
 /// Safety of `@unchecked Sendable`: the mutable properties marked *loop-confined* are
 /// read and written only on the event-loop thread (libcurl calls the callbacks there,
 /// and the loop sets up, completes and removes the handle there); the only state other
-/// threads touch is `outcome`, behind a `Mutex`; everything else is immutable.
+/// threads touch is `outcome`, behind a lock; everything else is immutable.
 final class CurlTransfer: @unchecked Sendable {
     private enum Outcome {
         case created
@@ -22,7 +22,7 @@ final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     /// Where the transfer's progress goes, if it reports progress.
     let progress: TransferProgressReporter?
-    private let outcome = Mutex(Outcome.created)
+    private let outcome = PThreadMutex(Outcome.created)
     /// libcurl's words for the last failure (`CURLOPT_ERRORBUFFER`), owned by the transfer.
     let errorBuffer: UnsafeMutablePointer<CChar>
 

@@ -1,7 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
-import Synchronization
+import MomentsSupport
 
 /// The change feed's own connection, on a thread of its own: `LISTEN`s on the channel,
 /// reads the rows each announcement of another instance names, and hands them to every
@@ -30,7 +30,7 @@ final class PostgresChangeListener: Sendable {
     private let instanceID: String
     private let location: String
     private let logHandler: LogHandler?
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     init(connectionString: String, channel: String, instanceID: String, location: String, logHandler: LogHandler?) {
         self.connectionString = connectionString

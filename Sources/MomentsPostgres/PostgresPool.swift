@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// A bounded set of ``PostgresSession``s: at most `size` connections, handed to one
 /// caller at a time; callers beyond that wait in arrival order.
@@ -8,11 +8,11 @@ final class PostgresPool: Sendable {
         var waiters: [CheckedContinuation<PostgresSession, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: PThreadMutex<State>
 
     init(connectionString: String, size: Int) {
         let sessions = (0..<max(1, size)).map { PostgresSession(connectionString: connectionString, name: "MomentsPostgres-\($0)") }
-        state = Mutex(State(idle: sessions))
+        state = PThreadMutex(State(idle: sessions))
     }
 
     /// Runs `body` on a free session's connection (see ``PostgresSession/run(retry:_:)``).

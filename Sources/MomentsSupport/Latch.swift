@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A one-shot signal: tasks wait until it is opened, then pass at once.
 ///
@@ -10,7 +9,7 @@ package final class Latch: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     package init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Lets concurrent callers asking for the same key share one run of an operation.
 ///
@@ -20,7 +19,7 @@ package final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sen
         var flights: [Key: Flight] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     package init() {}
 

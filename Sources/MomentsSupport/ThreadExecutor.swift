@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A serial executor that runs every job on one thread of its own.
 ///
@@ -33,10 +32,10 @@ package final class ThreadExecutor: SerialExecutor {
         }
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = PThreadMutex(Queue())
     private let wakeUp = DispatchSemaphore(value: 0)
     /// The threads of every executor alive, for ``isRunningOnAnExecutorThread``.
-    private static let threads = Mutex<[pthread_t]>([])
+    private static let threads = PThreadMutex<[pthread_t]>([])
 
     /// Starts the thread, named `name` (visible in debuggers and `top -H`).
     package init(name: String) {

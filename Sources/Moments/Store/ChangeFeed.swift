@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// The store-wide feed behind ``MomentsStore/changes()``: numbers each change, keeps the
 /// latest ones for catch-up, and hands them to every consumer through a bounded buffer
@@ -20,14 +20,14 @@ package final class ChangeFeed: Sendable {
     }
 
     private let bufferSize: Int
-    private let state: Mutex<State>
+    private let state: PThreadMutex<State>
 
     /// - Parameters:
     ///   - bufferSize: The most changes a consumer may have waiting.
     ///   - logSize: The most recent changes kept for ``subscribe(after:)``.
     package init(bufferSize: Int, logSize: Int) {
         self.bufferSize = max(1, bufferSize)
-        state = Mutex(State(log: RecentLog(capacity: logSize)))
+        state = PThreadMutex(State(log: RecentLog(capacity: logSize)))
     }
 
     /// Numbers `kind` and delivers it; returns its sequence.
@@ -102,10 +102,10 @@ private final class FeedConsumer: Sendable {
         var isRemoved = false
     }
 
-    private let state: Mutex<State>
+    private let state: PThreadMutex<State>
 
     init(buffer: Ring<MomentsChange>, missed: ClosedRange<UInt64>?, isFinished: Bool) {
-        state = Mutex(State(buffer: buffer, missed: missed, isFinished: isFinished))
+        state = PThreadMutex(State(buffer: buffer, missed: missed, isFinished: isFinished))
     }
 
     /// Buffers `change`, or returns the waiting continuation to hand it to.

@@ -1,6 +1,5 @@
 public import MomentsNetworking
 import MomentsSupport
-import Synchronization
 
 /// The single source of truth for many users' timelines.
 ///
@@ -83,7 +82,7 @@ public actor MomentsStore {
     private var requestStarts: [Int: StoreInstant] = [:]
     private var requestCount = 0
     /// Consumes the change bus, if one is configured; cancelled with the store.
-    private nonisolated let busConsumer = Mutex<Task<Void, Never>?>(nil)
+    private nonisolated let busConsumer = PThreadMutex<Task<Void, Never>?>(nil)
 
     /// Creates a store.
     /// - Parameters:

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// Writes the store's batches to persistence one at a time, in the order the store
 /// made them, so persisted state never goes back behind memory.
@@ -22,7 +22,7 @@ final class PersistenceWriter: Sendable {
     }
 
     private let persistence: any MomentsPersistence
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     init(persistence: any MomentsPersistence) {
         self.persistence = persistence

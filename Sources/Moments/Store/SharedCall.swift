@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// Lets concurrent callers asking for the same key share one call of an operation,
 /// without a task of its own: the first caller runs it, the others wait for its result.
@@ -26,7 +26,7 @@ final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var calls: [Key: Call] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     init() {}
 

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// The live continuations of every user's update streams.
 ///
@@ -42,7 +42,7 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         var byUser: [String: Subscribers] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     /// Makes a stream for `userID`, registered before it is returned.
     func subscribe(_ userID: String) -> (AsyncStream<Value>, Continuation) {

@@ -45,7 +45,7 @@ public actor DiskResponseCache: ResponseCache {
     public nonisolated let maximumAge: Duration?
     /// How often expired entries are purged, when there is a ``maximumAge``.
     public nonisolated let purgeInterval: Duration
-    private nonisolated let purging = Mutex<Task<Void, Never>?>(nil)
+    private nonisolated let purging = PThreadMutex<Task<Void, Never>?>(nil)
 
     /// Opens (creating if needed) a cache directory.
     /// - Parameters:

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// A ``ResponseCache`` in memory, bounded by entry count and total cost (bytes), least
 /// recently used evicted first.
@@ -21,7 +21,7 @@ public final class MemoryResponseCache: ResponseCache {
     /// How long this tier keeps an entry after it was stored, fresh or not; `nil`
     /// keeps it until evicted.
     public let maximumAge: Duration?
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     /// - Parameters:
     ///   - countLimit: The most entries kept. The default is 1,000.

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 extension HTTPClient {
     /// Sends `requests` in parallel, at most `maximumConcurrency` at a time, and returns
@@ -90,7 +90,7 @@ final class CancellationGroup: Sendable {
         var firstFailure: (any Error)?
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     func track<T: Sendable>(_ task: Task<T, any Error>) -> Task<T, any Error> {
         let cancelNow = state.withLock { state -> Bool in

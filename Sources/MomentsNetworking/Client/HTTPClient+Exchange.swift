@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MomentsSupport
 
 /// Where a cacheable answer is kept, and the identity it belongs to.
 struct CacheSlot: Sendable {
@@ -14,7 +14,7 @@ final class SentRequests: Sendable {
     /// Whether the identity of what is sent is needed (to key a cached answer); the
     /// digest is not computed otherwise.
     let keepsIdentity: Bool
-    private let identity = Mutex<RequestIdentity?>(nil)
+    private let identity = PThreadMutex<RequestIdentity?>(nil)
 
     init(keepsIdentity: Bool) {
         self.keepsIdentity = keepsIdentity

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import MomentsSupport
 
 /// A GraphQL query or mutation, sent as `POST /graphql` with the body
 /// `{"query", "operationName", "variables"}`.
@@ -185,7 +185,7 @@ extension HTTPClientError {
 /// The encoded `{"query":…,"operationName":…,"variables":` of each operation type,
 /// made once: the document is the same on every call.
 enum GraphQLBodyPrefixes {
-    private static let prefixes = Mutex<[ObjectIdentifier: Data]>([:])
+    private static let prefixes = PThreadMutex<[ObjectIdentifier: Data]>([:])
 
     static func prefix<Operation: GraphQLOperation>(for type: Operation.Type) -> Data {
         let key = ObjectIdentifier(type)

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// At most `limit` exchanges at once; when full, waiting requests are admitted by
 /// priority, then in arrival order. Waiting is cancellable.
@@ -16,7 +16,7 @@ final class ConcurrencyLimiter: Sendable {
     }
 
     let limit: Int
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)

@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// The requests a client has in flight, so ``HTTPClient/cancelAll()`` can cancel them and
 /// a latest-wins request can cancel the one it replaces.
@@ -10,7 +10,7 @@ final class InFlightRequests: Sendable {
         var members: [String: Set<Int>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     /// Registers a request; if `latestWinsKey` names one already in flight, that one is
     /// cancelled. Returns the id to unregister with.

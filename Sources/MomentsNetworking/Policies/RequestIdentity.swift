@@ -1,6 +1,5 @@
 import Foundation
 import MomentsSupport
-import Synchronization
 
 /// Who a request speaks for: the values of its identity headers, as a keyed digest.
 ///
@@ -52,7 +51,7 @@ struct IdentityHeaderNames: Sendable {
 /// SDK reports about that request (error descriptions, GraphQL messages, body excerpts,
 /// log fields) repeats them, whatever the server echoes back.
 final class SentSecrets: Sendable {
-    private let values = Mutex<[String]>([])
+    private let values = PThreadMutex<[String]>([])
 
     /// Collects the identity header values of `request`: each whole value, and the part
     /// after an authentication scheme (`Bearer <token>`).

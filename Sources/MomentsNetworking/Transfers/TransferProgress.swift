@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// How far one transfer has come: bytes sent and received so far, and how many are
 /// expected when the length is known.
@@ -35,7 +35,7 @@ public final class TransferProgressReporter: Sendable {
     /// The reporter of the transfer the calling task performs, if it reports progress.
     @TaskLocal public static var current: TransferProgressReporter?
 
-    private let state = Mutex(TransferProgress())
+    private let state = PThreadMutex(TransferProgress())
     private let continuation: AsyncStream<TransferProgress>.Continuation
     /// The progress, newest first for a slow reader; it ends with the transfer.
     public let updates: AsyncStream<TransferProgress>

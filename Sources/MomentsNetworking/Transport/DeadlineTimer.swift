@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import MomentsSupport
 
 /// Runs actions at deadlines with one timer for all of them, instead of one task per
 /// request: scheduling and cancelling cost a heap insertion and a dictionary removal
@@ -13,7 +13,10 @@ final class DeadlineTimer: Sendable {
         let id: UInt64
     }
 
-    private struct State {
+    /// Safety of `@unchecked Sendable`: its one member that is not `Sendable`, the
+    /// dispatch timer, is reached only under the lock (and a dispatch source may be
+    /// used from any thread).
+    private struct State: @unchecked Sendable {
         var heap: [Entry] = []
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextID: UInt64 = 0
@@ -21,7 +24,7 @@ final class DeadlineTimer: Sendable {
         var wakerDeadline: ContinuousClock.Instant?
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
     private let queue = DispatchQueue(label: "MomentsNetworking.DeadlineTimer")
 
     deinit {

@@ -1,8 +1,8 @@
-import Synchronization
+import MomentsSupport
 
 /// A dictionary guarded by a mutex, for state shared with callbacks on other threads.
 final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage = Mutex<[Key: Value]>([:])
+    private let storage = PThreadMutex<[Key: Value]>([:])
 
     subscript(key: Key) -> Value? {
         get { storage.withLock { $0[key] } }

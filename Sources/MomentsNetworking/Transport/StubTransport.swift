@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import MomentsSupport
 
 /// A transport that answers from a closure instead of the network, for tests.
 ///
@@ -17,7 +17,7 @@ public final class StubTransport: HTTPTransport {
     public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
     private let handler: Handler
-    private let recorded = Mutex<[HTTPRequest]>([])
+    private let recorded = PThreadMutex<[HTTPRequest]>([])
 
     /// Creates a transport that answers every request with `handler`.
     public init(_ handler: @escaping Handler) {

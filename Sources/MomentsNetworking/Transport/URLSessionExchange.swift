@@ -35,7 +35,7 @@ final class URLSessionExchange: Sendable {
     private let expectsBody: Bool
     private let destination: URL?
     private let progress: TransferProgressReporter?
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
     private let timer: DeadlineTimer
 
     init(
