@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Synchronization
 import Testing
+import MomentsSupport
 
 /// Requests through one client, 64 at a time, against the reference BFF with
 /// faults in 5% of its answers: every request ends in a value or a typed error, and
@@ -83,7 +84,7 @@ final class Tally: Sendable {
     }
 
     private let next = Atomic<Int>(0)
-    private let counts = Mutex(Counts())
+    private let counts = PThreadMutex(Counts())
 
     func nextIndex() -> Int { next.wrappingAdd(1, ordering: .relaxed).oldValue }
     func record(_ change: (inout Counts) -> Void) { counts.withLock { change(&$0) } }

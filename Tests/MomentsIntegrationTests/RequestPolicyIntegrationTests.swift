@@ -2,8 +2,8 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 private struct Stats: Decodable, Sendable {
     var requests: Int
@@ -12,7 +12,7 @@ private struct Stats: Decodable, Sendable {
 
 /// First hands out a wrong token; a refresh gives the right one.
 private final class RotatingTokens: TokenProvider {
-    let refreshes = Mutex(0)
+    let refreshes = PThreadMutex(0)
     func currentToken() -> String { "expired-token" }
     func refreshToken(replacing rejected: String) async throws -> String {
         refreshes.withLock { $0 += 1 }
@@ -58,7 +58,7 @@ private final class RotatingTokens: TokenProvider {
         let bff = try await ReferenceBFF(token: "s3cret")
         defer { bff.stop() }
         let tokens = RotatingTokens()
-        let logs = Mutex<[String]>([])
+        let logs = PThreadMutex<[String]>([])
         let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
             $0.logHandler = { record in logs.withLock { $0.append(record.description) } }

@@ -2,8 +2,8 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 @Suite(.serialized) struct SecurityTests {
     static let token = "tok-5f3c9e1a-secret-must-never-show"
@@ -83,7 +83,7 @@ import Testing
 }
 
 final class TextSink: Sendable {
-    private let texts = Mutex<[String]>([])
+    private let texts = PThreadMutex<[String]>([])
     func add(_ text: String) { texts.withLock { $0.append(text) } }
     var all: [String] { texts.withLock { $0 } }
 }

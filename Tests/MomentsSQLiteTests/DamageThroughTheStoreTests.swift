@@ -3,8 +3,8 @@ import Moments
 import MomentsNetworking
 import MomentsSQLite
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// Damage met through the store: the damaged user's timeline is refetched and written
 /// anew, the store says so through its log hook, and no other user is touched.
@@ -43,7 +43,7 @@ import Testing
         let damaged = await #expect(throws: PersistenceError.self) { try await open().load(userID: "u") }
         #expect(damaged?.code == .corruptedData)
 
-        let records = Mutex<[LogRecord]>([])
+        let records = PThreadMutex<[LogRecord]>([])
         let store = MomentsStore(service: service, persistence: try open(), configuration: .init {
             $0.logHandler = { record in records.withLock { $0.append(record) } }
         })

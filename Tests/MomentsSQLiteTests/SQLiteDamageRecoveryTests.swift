@@ -4,8 +4,8 @@ import MomentsCSQLite
 import MomentsNetworking
 import MomentsSQLite
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// Reads are never refused when they could succeed; index damage is classified and
 /// repaired; a store that cannot be written says so before any side effect.
@@ -43,7 +43,7 @@ import Testing
         try corruptIndex(path)
         #expect(try withRawConnection(path) { db in try text(db, "PRAGMA integrity_check") } != "ok")
 
-        let records = Mutex<[LogRecord]>([])
+        let records = PThreadMutex<[LogRecord]>([])
         let persistence = try SQLitePersistence(path: path, configuration: .init(busyTimeout: .seconds(5)) { record in
             records.withLock { $0.append(record) }
         })

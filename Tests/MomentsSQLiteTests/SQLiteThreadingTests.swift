@@ -2,8 +2,8 @@ import Foundation
 import Moments
 import MomentsSQLite
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// SQLite's blocking calls run on threads of their own: a store waiting on another
 /// process's write lock never holds up the rest of the process.
@@ -66,7 +66,7 @@ import Testing
 }
 
 private final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = PThreadMutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }

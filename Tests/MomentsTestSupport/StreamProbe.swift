@@ -1,4 +1,4 @@
-import Synchronization
+import MomentsSupport
 
 /// Consumes an `AsyncSequence` in a task and records what arrives, so a test can wait for
 /// a value or check that none came.
@@ -14,7 +14,7 @@ public final class StreamProbe<Element: Sendable>: Sendable {
             var nextWaiter = 0
         }
 
-        private let state = Mutex(State())
+        private let state = PThreadMutex(State())
 
         var values: [Element] { state.withLock { $0.values } }
 

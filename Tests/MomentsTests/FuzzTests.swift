@@ -2,15 +2,15 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// Mutated BFF answers through decoding and the store: each ends in a value or a typed
 /// error, and the store only ever holds and emits valid timelines.
 @Suite struct FuzzTests {
     /// Answers with whatever body the test sets next.
     final class MutableAnswer: Sendable {
-        let body = Mutex(Data())
+        let body = PThreadMutex(Data())
         var transport: StubTransport {
             StubTransport { _ in HTTPResponse(statusCode: 200, body: self.body.withLock { $0 }) }
         }

@@ -1,14 +1,14 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// "Cancel every image download, keep the rest."
 @Suite struct CancellationGroupTests {
     final class Gate: Sendable {
-        let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
-        let isOpen = Mutex(false)
+        let waiting = PThreadMutex<[CheckedContinuation<Void, Never>]>([])
+        let isOpen = PThreadMutex(false)
 
         func pass() async {
             await withCheckedContinuation { continuation in

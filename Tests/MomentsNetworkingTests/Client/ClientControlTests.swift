@@ -2,7 +2,6 @@ import Foundation
 import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
-import Synchronization
 import Testing
 
 @Suite struct ClientControlTests {
@@ -24,8 +23,8 @@ import Testing
     }
 
     @Test func theConcurrencyLimitAdmitsHigherPriorityFirst() async throws {
-        let order = Mutex<[String]>([])
-        let gate = Mutex<Bool>(false)
+        let order = PThreadMutex<[String]>([])
+        let gate = PThreadMutex<Bool>(false)
         let transport = ScriptedTransport { _, request in
             order.withLock { $0.append(request.url.lastPathComponent) }
             while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }

@@ -1,12 +1,12 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// Tokens "t1", "t2", …; each refresh yields the next. Refreshing can be made to fail.
 private final class CountingTokens: TokenProvider {
-    let refreshes = Mutex(0)
+    let refreshes = PThreadMutex(0)
     let failRefresh: Bool
     let refreshDelay: Duration
 

@@ -1,10 +1,10 @@
 import Foundation
 import MomentsNetworking
-import Synchronization
 import Testing
+import MomentsSupport
 
 private final class Trace: Sendable {
-    let events = Mutex<[String]>([])
+    let events = PThreadMutex<[String]>([])
     func add(_ event: String) { events.withLock { $0.append(event) } }
     var all: [String] { events.withLock { $0 } }
 }

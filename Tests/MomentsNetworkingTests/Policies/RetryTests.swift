@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import Testing
+import MomentsSupport
 
 @Suite struct RetryTests {
     private func client(_ transport: any HTTPTransport, sleeps: SleepRecorder, attempts: Int = 3, metrics: (@Sendable (RequestMetrics) -> Void)? = nil) -> HTTPClient {
@@ -114,10 +115,9 @@ import Testing
 }
 
 final class MetricsSink: Sendable {
-    private let values = Mutex<[RequestMetrics]>([])
+    private let values = PThreadMutex<[RequestMetrics]>([])
     var all: [RequestMetrics] { values.withLock { $0 } }
     var handler: @Sendable (RequestMetrics) -> Void { { metrics in self.values.withLock { $0.append(metrics) } } }
 }
 
-import Synchronization
 import MomentsTestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import MomentsNetworking
-import Synchronization
+import MomentsSupport
 
 /// A transport answering from a closure that sees the call number, counting calls and
 /// the most that ran at once; `delay` makes each call slow (and cancellable).
@@ -14,7 +14,7 @@ final class ScriptedTransport: HTTPTransport {
         var requests: [HTTPRequest] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
     private let handler: Handler
     private let delay: Duration?
 
@@ -53,14 +53,14 @@ func status(_ code: Int, headers: HTTPHeaders = [:]) -> HTTPResponse {
 
 /// Collects log records.
 final class LogSink: Sendable {
-    private let records = Mutex<[LogRecord]>([])
+    private let records = PThreadMutex<[LogRecord]>([])
     var all: [LogRecord] { records.withLock { $0 } }
     var handler: LogHandler { { record in self.records.withLock { $0.append(record) } } }
 }
 
 /// Records the delays a retry policy asked for, without waiting.
 final class SleepRecorder: Sendable {
-    private let delays = Mutex<[Duration]>([])
+    private let delays = PThreadMutex<[Duration]>([])
     var all: [Duration] { delays.withLock { $0 } }
     var sleep: @Sendable (Duration) async throws -> Void { { delay in self.delays.withLock { $0.append(delay) } } }
 }

@@ -1,14 +1,14 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// A kept-alive connection the server closed fails the first attempt; a request that
 /// may be retried gets one more attempt at once, without a retry policy.
 @Suite struct StaleConnectionTests {
     private func transport(failures: Int) -> StubTransport {
-        let remaining = Mutex(failures)
+        let remaining = PThreadMutex(failures)
         return StubTransport { _ in
             let fail = remaining.withLock { count -> Bool in
                 defer { count -= 1 }

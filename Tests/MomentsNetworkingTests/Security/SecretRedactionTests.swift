@@ -1,8 +1,8 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// A server that echoes the credentials it received in every way it can: no error text,
 /// GraphQL message, body excerpt or log field the SDK produces may repeat them.
@@ -37,7 +37,7 @@ import Testing
 
     @Test(arguments: Reflection.allCases)
     func noErrorTextNorLogRecordRepeatsACredential(reflection: Reflection) async throws {
-        let records = Mutex<[LogRecord]>([])
+        let records = PThreadMutex<[LogRecord]>([])
         let client = HTTPClient(
             baseURL: URL(string: "https://api.example.com")!,
             transport: StubTransport { try Self.reflect(reflection, $0) }

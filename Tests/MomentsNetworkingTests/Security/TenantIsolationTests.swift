@@ -1,15 +1,15 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// No answer crosses credentials: not through coalescing, not through the cache.
 @Suite struct TenantIsolationTests {
     /// Answers each request with the token it carried, after `release()`.
     final class TokenEchoServer: Sendable {
         final class Gate: Sendable {
-            let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+            let state = PThreadMutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
         }
 
         private let gate = Gate()

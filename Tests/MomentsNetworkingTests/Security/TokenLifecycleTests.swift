@@ -1,15 +1,15 @@
 import Foundation
 import MomentsNetworking
 import MomentsTestSupport
-import Synchronization
 import Testing
+import MomentsSupport
 
 /// The provider is asked for every request: a rotated token is used at once; a
 /// refreshed token is remembered only while the provider lags behind; `reset()` forgets.
 @Suite struct TokenLifecycleTests {
     final class RotatingProvider: TokenProvider {
-        let current = Mutex("T1")
-        let refreshed = Mutex<String?>(nil)
+        let current = PThreadMutex("T1")
+        let refreshed = PThreadMutex<String?>(nil)
         func currentToken() -> String { current.withLock { $0 } }
         func refreshToken(replacing rejected: String) throws -> String {
             guard let token = refreshed.withLock({ $0 }) else { throw ValidationError("no refresh") }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MomentsSupport
 
 /// Runs one simulated schedule, reporting one that does not end within `deadline` as a
 /// failure (with the progress it last reported) instead of hanging the test run.
@@ -79,9 +79,9 @@ func runSeededSchedules(
 
 /// A value shared between tasks.
 final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
+    private let storage: PThreadMutex<Value>
 
-    init(_ value: Value) { storage = Mutex(value) }
+    init(_ value: Value) { storage = PThreadMutex(value) }
 
     var value: Value { storage.withLock { $0 } }
 
