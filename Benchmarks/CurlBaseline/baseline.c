@@ -30,6 +30,9 @@ double moments_curl_baseline_rate(const char *url, const char *body, long body_l
         curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, body_length);
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+        /* The same request as CurlTransport sends by default: offering every encoding
+           libcurl decodes (an Accept-Encoding header, and decoding set up for answers). */
+        curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
         curl_easy_setopt(easy, CURLOPT_WRITEDATA, &received[index]);
         curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)(long)index);
