@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Musl)
-import Musl
+public import Musl
 #elseif canImport(Darwin)
-import Darwin
+public import Darwin
 #endif
 
 /// A value threads share behind a `pthread_mutex_t`, with the shape of
@@ -17,21 +17,25 @@ import Darwin
 ///
 /// Safety of `@unchecked Sendable`: the value is `Sendable` and is reached only inside
 /// ``withLock(_:)``, with the mutex held.
+///
+/// Inlinable, so each use is specialized for its value and body, as `Mutex`'s is.
 package struct PThreadMutex<Value: Sendable>: @unchecked Sendable {
-    private let storage: PThreadMutexStorage<Value>
+    @usableFromInline let storage: PThreadMutexStorage<Value>
 
     package init(_ initialValue: Value) {
         storage = PThreadMutexStorage.make(initialValue)
     }
 
     /// Runs `body` with the value, holding the mutex; not reentrant.
+    @inlinable
     package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         try storage.withLock(body)
     }
 }
 
 /// The value as the header and the mutex as the one element of a single allocation.
-private final class PThreadMutexStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
+@usableFromInline
+final class PThreadMutexStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     static func make(_ value: Value) -> PThreadMutexStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: PThreadMutexStorage<Value>.self)
@@ -42,6 +46,7 @@ private final class PThreadMutexStorage<Value>: ManagedBuffer<Value, pthread_mut
         return storage
     }
 
+    @inlinable
     func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         // The pointers stay valid while `self` lives, which this call keeps it doing.
         let (value, mutex) = withUnsafeMutablePointers { ($0, $1) }
