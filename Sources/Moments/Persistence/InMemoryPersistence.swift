@@ -25,8 +25,9 @@ public actor InMemoryPersistence: MomentsPersistence {
     /// Saves `batch` all or nothing (see ``MomentsPersistence``).
     ///
     /// A timeline that keeps most of its stored list is checked and counted on the
-    /// changed span alone (see ``EntryListChange``): the moments of the entries it
-    /// keeps are stored, since the stored list holds them.
+    /// changed span alone (the run of ids the old and new lists share at their start
+    /// and end is left as it is): the moments of the entries it keeps are stored,
+    /// since the stored list holds them.
     public func save(_ batch: PersistenceBatch) throws {
         let changes = contents.changes(in: batch)
         for (userID, timeline, change) in changes {
