@@ -111,7 +111,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let persistence = try JSONFilePersistence(directory: directory.url)
-        let service = DuplicatingService()
+        let service = ScriptedListService(lists: [["once", "twice", "twice"]])
         let store = MomentsStore(service: service, persistence: persistence)
 
         let error = await #expect(throws: MomentsStoreError.self) { try await store.refresh(userID: "0") }
@@ -153,18 +153,6 @@ private actor ScriptedListService: MomentsService {
     func getMoments(userID: String) -> MomentsDetails {
         defer { next += 1 }
         return Fixtures.timeline(user: userID, moments: lists[next % lists.count].map { Fixtures.moment($0) })
-    }
-
-    func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) -> MomentsDetails {
-        getMoments(userID: userID)
-    }
-}
-
-/// Answers every timeline with one moment listed twice.
-private struct DuplicatingService: MomentsService {
-    func getMoments(userID: String) -> MomentsDetails {
-        let moment = Fixtures.moment("twice")
-        return Fixtures.timeline(user: userID, moments: [Fixtures.moment("once"), moment, moment])
     }
 
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) -> MomentsDetails {
