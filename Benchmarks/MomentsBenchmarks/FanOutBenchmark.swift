@@ -67,11 +67,17 @@ enum FanOutBenchmark {
     }
 
     /// One subscriber's deliveries through the store for `changes` changes, for a
-    /// profiler to watch.
+    /// profiler to watch. `SUBSCRIBERS=N` changes the count (0: the store's refreshes
+    /// alone); `BASELINE=1` profiles the raw `AsyncStream` fan-out instead.
     static func profile(changes: Int) async -> [Row] {
         let values = [BenchmarkData.timeline(moments: 20), BenchmarkData.timeline(user: "0", moments: 21)]
-        let rate = await store(subscribers: 1, changes: changes, values: values)
-        return [Harness.row("store fan-out profile, 1 subscriber", unit: "deliveries/s", (rate, rate, 1), target: nil,
+        let environment = ProcessInfo.processInfo.environment
+        let subscribers = environment["SUBSCRIBERS"].flatMap(Int.init) ?? 1
+        let rate = environment["BASELINE"] == "1"
+            ? await raw(subscribers: subscribers, changes: changes, values: values)
+            : await store(subscribers: subscribers, changes: changes, values: values)
+        let name = environment["BASELINE"] == "1" ? "raw AsyncStream" : "store"
+        return [Harness.row("\(name) fan-out profile, \(subscribers) subscriber(s)", unit: "deliveries/s", (rate, rate, 1), target: nil,
                             note: String(format: "%.1f µs per change", 1e6 / rate))]
     }
 
@@ -93,7 +99,7 @@ enum FanOutBenchmark {
             }
         }
         consumers.forEach { $0.cancel() }
-        return Double(changes * subscribers) / seconds
+        return Double(changes * max(subscribers, 1)) / seconds
     }
 
     private static func raw(subscribers: Int, changes: Int, values: [MomentsDetails]) async -> Double {
