@@ -74,10 +74,7 @@ final class MomentRecord {
         isLikeInFlight: (String) -> Bool
     ) -> Merge {
         // The common case, cheaply: the answer agrees with the value, and no like is pinned.
-        if pin == nil, pins.isEmpty, incoming.likes != nil || value.likes == nil, incoming.hasSameContent(as: value) {
-            if answer.isCertainlyNewer(than: evidence) { evidence = answer }
-            return Merge()
-        }
+        if pin == nil, absorbIfUnchanged(incoming, evidence: answer) { return Merge() }
         var merge = Merge()
         if let pin {
             if likesAreExclusive || !contradicts(pin) {
@@ -125,6 +122,17 @@ final class MomentRecord {
             merge.deferredLikers = Array(differing)
         }
         return merge
+    }
+
+    /// Takes `incoming` at once if it agrees with the value and no like is pinned on the
+    /// record: the same content, likes included (or no likes in either). Only the
+    /// evidence may advance. Returns whether it did; when it did, a full
+    /// ``merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)`` without a pin would have
+    /// changed the same and reported nothing.
+    func absorbIfUnchanged(_ incoming: Moment, evidence answer: Evidence) -> Bool {
+        guard pins.isEmpty, incoming.likes != nil || value.likes == nil, incoming.hasSameContent(as: value) else { return false }
+        if answer.isCertainlyNewer(than: evidence) { evidence = answer }
+        return true
     }
 
     /// Whether `pin` disagrees with the value's register for its liker, which the server

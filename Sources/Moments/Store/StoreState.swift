@@ -199,7 +199,16 @@ final class StoreState {
         var members: [MomentRecord] = []
         if !sameList { members.reserveCapacity(details.moments.count) }
         var created: [String] = []
+        // A moment the store holds that the answer does not change needs only its
+        // evidence advanced, unless this answer brings more than one age, a pin,
+        // another instance's view, or a write of agreement.
+        let skimsUnchanged = momentEvidence == nil && !isShared && !writesAgreement
         for (index, moment) in details.moments.enumerated() {
+            if skimsUnchanged, pinnedID == nil || moment.id != pinnedID, let record = sameMembers?[index] ?? found[index],
+               record.absorbIfUnchanged(moment, evidence: evidence) {
+                if !sameList { members.append(record) }
+                continue
+            }
             let id = moment.id
             let own = momentEvidence.map { $0[id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
             let momentPin = pinnedID != nil && id == pinnedID ? pin : nil
