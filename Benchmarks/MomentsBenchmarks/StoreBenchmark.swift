@@ -125,21 +125,36 @@ enum StoreBenchmark {
         let subscribed = ProcessInfo.processInfo.environment["SUBSCRIBERS"] != "0"
         let consumer = Task { if subscribed { for await _ in await store.updates(for: "0") {} } }
         defer { consumer.cancel() }
-        let refreshes = await Harness.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0"); return 1 }
+        var switches = ContextSwitches.total()
+        var count = 0
+        let refreshes = await Harness.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0"); count += 1; return 1 }
+        let refreshSwitches = Double(ContextSwitches.total() - switches) / Double(count)
+        if ProcessInfo.processInfo.environment["PHASE"] == "refresh" {
+            return [Harness.row("store profile: refresh", unit: "per second", (refreshes, refreshes, 1), target: nil,
+                                note: String(format: "%.2f µs, %.2f context switches", 1e6 / refreshes, refreshSwitches))]
+        }
         var isLiked = false
+        switches = ContextSwitches.total()
+        count = 0
         let likes = await Harness.rate(for: .seconds(seconds)) {
             isLiked.toggle()
             _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
+            count += 1
             return 1
         }
+        let likeSwitches = Double(ContextSwitches.total() - switches) / Double(count)
         let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
         let handConsumer = Task { if subscribed { for await _ in stream {} } }
         defer { handConsumer.cancel() }
-        let handRefreshes = await Harness.rate(for: .seconds(2)) { await handRolled.refresh("0"); return 1 }
+        switches = ContextSwitches.total()
+        count = 0
+        let handRefreshes = await Harness.rate(for: .seconds(2)) { await handRolled.refresh("0"); count += 1; return 1 }
+        let handSwitches = Double(ContextSwitches.total() - switches) / Double(count)
         return [Harness.row("store profile: hand-rolled refresh", unit: "per second", (handRefreshes, handRefreshes, 1), target: nil,
-                            note: String(format: "%.2f µs", 1e6 / handRefreshes)),
+                            note: String(format: "%.2f µs, %.2f context switches", 1e6 / handRefreshes, handSwitches)),
                 Harness.row("store profile: refresh vs setLike", unit: "per second", (refreshes, likes, refreshes / likes), target: nil,
-                            note: String(format: "refresh %.1f µs, setLike %.1f µs", 1e6 / refreshes, 1e6 / likes))]
+                            note: String(format: "refresh %.1f µs, %.2f switches; setLike %.1f µs, %.2f switches",
+                                         1e6 / refreshes, refreshSwitches, 1e6 / likes, likeSwitches))]
     }
 }

@@ -173,6 +173,10 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
+    /// `true`: instances sharing the database order each other's writes by when the
+    /// server confirmed them.
+    public var keepsConfirmationIntervals: Bool { true }
+
     /// Throws unless a save can be expected to succeed now.
     public func checkWritable() async throws {
         let readOnly = try await run(userID: nil) { connection in

@@ -39,9 +39,19 @@ public protocol MomentsPersistence: Sendable {
     /// Throws unless a save can be expected to succeed now (the store is writable),
     /// so a caller can refuse a side effect it could not record.
     func checkWritable() async throws
+
+    /// Whether ``save(_:)`` keeps ``PersistenceBatch/confirmedWithin``: storage that
+    /// several instances share, which order each other's writes by it. When `false`,
+    /// ``MomentsStore`` leaves it `nil` rather than compute what no one reads.
+    ///
+    /// The default is `false`.
+    var keepsConfirmationIntervals: Bool { get }
 }
 
 extension MomentsPersistence {
+    /// The default: `false`, the interval is not kept.
+    public var keepsConfirmationIntervals: Bool { false }
+
     /// Saves `details` as `userID`'s timeline, with each of its moments.
     public func save(_ details: MomentsDetails, for userID: String) async throws {
         try await save(PersistenceBatch(timeline: details, for: userID))

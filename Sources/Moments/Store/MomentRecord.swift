@@ -130,7 +130,8 @@ final class MomentRecord {
     /// ``merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)`` without a pin would have
     /// changed the same and reported nothing.
     func absorbIfUnchanged(_ incoming: Moment, evidence answer: Evidence) -> Bool {
-        guard pins.isEmpty, incoming.likes != nil || value.likes == nil, incoming.hasSameContent(as: value) else { return false }
+        // The same content includes the same likes (both absent, or the same list).
+        guard pins.isEmpty, incoming.hasSameContent(as: value) else { return false }
         if answer.isCertainlyNewer(than: evidence) { evidence = answer }
         return true
     }

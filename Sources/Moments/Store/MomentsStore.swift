@@ -53,6 +53,9 @@ public actor MomentsStore {
     private let service: any MomentsService
     private let persistence: any MomentsPersistence
     private let writer: PersistenceWriter
+    /// Whether batches carry when the server confirmed them (see
+    /// ``MomentsPersistence/keepsConfirmationIntervals``).
+    private let keepsConfirmationIntervals: Bool
     private let snapshots = SubscriberRegistry<MomentsDetails>()
     let feed: ChangeFeed
     private let refreshes = SharedCall<String, MomentsDetails>()
@@ -94,6 +97,7 @@ public actor MomentsStore {
         self.persistence = persistence
         self.configuration = configuration
         self.writer = PersistenceWriter(persistence: persistence)
+        self.keepsConfirmationIntervals = persistence.keepsConfirmationIntervals
         self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges)
         self.state = StoreState(capacity: configuration.maximumTimelinesInMemory, likesAreExclusive: configuration.changeBus == nil)
         if let bus = configuration.changeBus {
@@ -230,18 +234,20 @@ public actor MomentsStore {
 
     private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         beginActivity()
-        refreshesInFlight[userID] = .some(nil)
         defer {
             refreshesInFlight[userID] = nil
-            persistenceFailures[userID] = nil
+            if !persistenceFailures.isEmpty { persistenceFailures[userID] = nil }
             endActivity()
         }
         feed.publish(.refreshStarted(userID: userID))
-        do {
-            _ = try await loadIfNeeded(userID)
-        } catch {
-            // A damaged persisted timeline is replaced by the server's answer below.
-            log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
+        if !state.touch(userID) {
+            refreshesInFlight[userID] = .some(nil)
+            do {
+                _ = try await loadIfNeeded(userID)
+            } catch {
+                // A damaged persisted timeline is replaced by the server's answer below.
+                log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
+            }
         }
         let started = StoreInstant.now
         refreshesInFlight[userID] = started
@@ -262,7 +268,7 @@ public actor MomentsStore {
             feed.publish(.refreshFailed(userID: userID, error: error))
             throw error
         }
-        if let failure = persistenceFailures[userID] { throw failure }
+        if !persistenceFailures.isEmpty, let failure = persistenceFailures[userID] { throw failure }
         guard let last else {
             throw MomentsStoreError(code: .noAnswer, userID: userID, momentID: "")
         }
@@ -418,7 +424,9 @@ public actor MomentsStore {
               + answer.details.moments.map { "\(confirmedLikers($0.id)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ",")))" }.joined(separator: " ")
               + (applied.needsConvergence ? "; refetching" : "") + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())"),
               userID: userID)
-        if source != .cache { applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence) }
+        if source != .cache, keepsConfirmationIntervals {
+            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence)
+        }
         deferredLikers.formUnion(applied.deferredLikers)
         contestedLikers.formUnion(applied.contestedLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
@@ -505,9 +513,9 @@ public actor MomentsStore {
 
     /// Emits a moment change: `phase`, or optimistic/confirmed from the likes in flight.
     private func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase?) {
-        guard let moment = state.displayedMoment(momentID) else { return }
-        let settled = state.hasIntents(on: momentID) ? MomentChange.Phase.optimistic : (phase ?? .confirmed)
-        feed.publish(.moment(MomentChange(moment: moment, phase: settled, likedBy: likedBy, holders: state.holders(of: momentID))))
+        guard let (moment, hasIntents, holders) = state.displayedMomentWithHolders(momentID) else { return }
+        let settled = hasIntents ? MomentChange.Phase.optimistic : (phase ?? .confirmed)
+        feed.publish(.moment(MomentChange(moment: moment, phase: settled, likedBy: likedBy, holders: holders)))
     }
 
     /// Sends a new snapshot to the subscribers of every timeline holding one of
@@ -573,7 +581,7 @@ public actor MomentsStore {
 
     private func endRequest(_ id: Int) {
         requestStarts[id] = nil
-        state.sweepRetired(oldestRequest: requestStarts.values.min())
+        if state.retiredCount > 0 { state.sweepRetired(oldestRequest: requestStarts.values.min()) }
     }
 
     private func endActivity() {

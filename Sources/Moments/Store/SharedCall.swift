@@ -18,7 +18,14 @@ final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct HandOver: Error {}
 
     private struct Call {
+        var callers = 0
         var waiters: [Int: Waiter] = [:]
+
+        /// Counts a caller in; whether it is the first.
+        mutating func join() -> Bool {
+            callers += 1
+            return callers == 1
+        }
     }
 
     private struct State {
@@ -36,11 +43,8 @@ final class SharedCall<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ///   cancelled before the call ends.
     nonisolated(nonsending) func run(_ key: Key, operation: nonisolated(nonsending) () async throws -> Value) async throws -> Value {
         while true {
-            let isRunner = state.withLock { state -> Bool in
-                guard state.calls[key] == nil else { return false }
-                state.calls[key] = Call()
-                return true
-            }
+            // One lookup: the entry is made by the first caller, who runs the operation.
+            let isRunner = state.withLock { $0.calls[key, default: Call()].join() }
             if isRunner {
                 let result: Result<Value, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }

@@ -80,6 +80,13 @@ final class StoreState {
         records[id].map(displayed)
     }
 
+    /// A moment as subscribers see it (with `isLiked` `nil`), whether likes are in flight
+    /// on it, and the users in memory whose timelines hold it: one lookup for a change.
+    func displayedMomentWithHolders(_ id: String) -> (moment: Moment, hasIntents: Bool, holders: Set<String>)? {
+        guard let record = records[id] else { return nil }
+        return (displayed(record), !record.intents.isEmpty, record.holders)
+    }
+
     /// `record`'s moment as subscribers see it, with `isLiked` `nil`.
     private func displayed(_ record: MomentRecord) -> Moment {
         var moment = record.value

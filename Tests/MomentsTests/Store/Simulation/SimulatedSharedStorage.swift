@@ -197,6 +197,7 @@ struct SimulatedInstanceStorage: MomentsPersistence, MomentsChangeBus {
     func userIDs() async throws -> [String] { await storage.userIDs() }
     func removeAll() async throws { await storage.removeAll() }
     func checkWritable() async throws {}
+    var keepsConfirmationIntervals: Bool { true }
 
     func sharedChanges() -> AsyncStream<SharedChangeEvent> { events }
 
