@@ -521,12 +521,18 @@ public actor MomentsStore {
     /// Sends a new snapshot to the subscribers of every timeline holding one of
     /// `momentIDs`, and of `owner`'s.
     func publishSnapshots(momentIDs: [String], owner: String?) {
-        guard !momentIDs.isEmpty || owner != nil, !snapshots.isEmpty else { return }
-        var users: Set<String> = []
-        if let owner, snapshots.hasSubscribers(owner) { users.insert(owner) }
-        for id in momentIDs { users.formUnion(snapshots.subscribed(among: state.holders(of: id))) }
-        for user in users {
-            if let details = state.displayedTimeline(user) { snapshots.yield(details, to: user) }
+        let candidates: Set<String>
+        if owner == nil, momentIDs.count == 1 {
+            candidates = state.holders(of: momentIDs[0])
+        } else {
+            guard !momentIDs.isEmpty || owner != nil, !snapshots.isEmpty else { return }
+            var users: Set<String> = owner.map { [$0] } ?? []
+            for id in momentIDs { users.formUnion(state.holders(of: id)) }
+            candidates = users
+        }
+        for (user, continuations) in snapshots.subscribers(among: candidates) {
+            guard let details = state.displayedTimeline(user) else { continue }
+            for continuation in continuations { continuation.yield(details) }
         }
     }
 

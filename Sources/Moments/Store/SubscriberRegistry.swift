@@ -13,18 +13,31 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
     private struct Subscribers {
         var slots: [(id: Int, continuation: Continuation)?] = []
         var positions: [Int: Int] = [:]
+        /// The live continuations in order, kept between changes so that a yield copies
+        /// no list; `nil` after a removal until the next yield rebuilds it.
+        private var live: [Continuation]? = []
 
         var count: Int { positions.count }
 
         mutating func add(_ id: Int, _ continuation: Continuation) {
             positions[id] = slots.count
             slots.append((id, continuation))
+            live?.append(continuation)
         }
 
         mutating func remove(_ id: Int) {
             guard let position = positions.removeValue(forKey: id) else { return }
             slots[position] = nil
+            live = nil
             if slots.count > 32, positions.count * 2 < slots.count { compact() }
+        }
+
+        /// The live continuations in subscription order.
+        mutating func ordered() -> [Continuation] {
+            if let live { return live }
+            let rebuilt = continuations
+            live = rebuilt
+            return rebuilt
         }
 
         private mutating func compact() {
@@ -65,10 +78,19 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         }
     }
 
-    /// Sends `value` to every subscriber of `userID`, in subscription order.
-    func yield(_ value: Value, to userID: String) {
-        let continuations = state.withLock { $0.byUser[userID]?.continuations ?? [] }
-        for continuation in continuations { continuation.yield(value) }
+    /// The users among `users` with at least one subscriber, each with its subscribers'
+    /// continuations in subscription order: who to send a value to, under one lock.
+    /// Yield outside the registry (see ``SubscriberRegistry``).
+    func subscribers(among users: Set<String>) -> [(userID: String, continuations: [Continuation])] {
+        state.withLock { state in
+            var found: [(userID: String, continuations: [Continuation])] = []
+            guard !state.byUser.isEmpty else { return found }
+            for user in users {
+                guard let continuations = state.byUser[user]?.ordered() else { continue }
+                found.append((user, continuations))
+            }
+            return found
+        }
     }
 
     func count(for userID: String) -> Int {
@@ -77,16 +99,6 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
 
     func hasSubscribers(_ userID: String) -> Bool {
         state.withLock { $0.byUser[userID] != nil }
-    }
-
-    /// The users among `users` with at least one subscriber.
-    func subscribed(among users: Set<String>) -> [String] {
-        state.withLock { state in
-            if users.count <= state.byUser.count {
-                return users.filter { state.byUser[$0] != nil }
-            }
-            return state.byUser.keys.filter { users.contains($0) }
-        }
     }
 
     /// Whether anyone subscribes to any user.
