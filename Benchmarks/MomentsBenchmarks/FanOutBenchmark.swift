@@ -68,17 +68,24 @@ enum FanOutBenchmark {
 
     /// One subscriber's deliveries through the store for `changes` changes, for a
     /// profiler to watch. `SUBSCRIBERS=N` changes the count (0: the store's refreshes
-    /// alone); `BASELINE=1` profiles the raw `AsyncStream` fan-out instead.
+    /// alone); `BASELINE=1` profiles the raw `AsyncStream` fan-out instead, and with
+    /// `WORK_NS=N` its producer first works N ns per change (spinning), to see what
+    /// delivery costs at the store's pace. Reports context switches per change too.
     static func profile(changes: Int) async -> [Row] {
         let values = [BenchmarkData.timeline(moments: 20), BenchmarkData.timeline(user: "0", moments: 21)]
         let environment = ProcessInfo.processInfo.environment
         let subscribers = environment["SUBSCRIBERS"].flatMap(Int.init) ?? 1
+        let workNanoseconds = environment["WORK_NS"].flatMap(Int.init) ?? 0
+        let work = Duration.nanoseconds(workNanoseconds)
+        let switches = ContextSwitches.total()
         let rate = environment["BASELINE"] == "1"
-            ? await raw(subscribers: subscribers, changes: changes, values: values)
+            ? await raw(subscribers: subscribers, changes: changes, values: values, work: work)
             : await store(subscribers: subscribers, changes: changes, values: values)
+        let perChange = Double(ContextSwitches.total() - switches) / Double(changes)
         let name = environment["BASELINE"] == "1" ? "raw AsyncStream" : "store"
-        return [Harness.row("\(name) fan-out profile, \(subscribers) subscriber(s)", unit: "deliveries/s", (rate, rate, 1), target: nil,
-                            note: String(format: "%.1f µs per change", 1e6 / rate))]
+        let worked = workNanoseconds > 0 ? String(format: ", %.1f µs work", Double(workNanoseconds) / 1_000) : ""
+        return [Harness.row("\(name) fan-out profile, \(subscribers) sub.\(worked)", unit: "deliveries/s", (rate, rate, 1), target: nil,
+                            note: String(format: "%.1f µs per change, %.2f context switches", 1e6 / rate, perChange))]
     }
 
     /// Deliveries per second: each change is awaited until all subscribers received it.
@@ -102,7 +109,7 @@ enum FanOutBenchmark {
         return Double(changes * max(subscribers, 1)) / seconds
     }
 
-    private static func raw(subscribers: Int, changes: Int, values: [MomentsDetails]) async -> Double {
+    private static func raw(subscribers: Int, changes: Int, values: [MomentsDetails], work: Duration = .zero) async -> Double {
         let deliveries = Deliveries()
         var continuations: [AsyncStream<MomentsDetails>.Continuation] = []
         var consumers: [Task<Void, Never>] = []
@@ -116,6 +123,7 @@ enum FanOutBenchmark {
         let seconds = await Harness.time {
             for change in 1...changes {
                 let value = values[change % values.count]
+                if work > .zero { spin(for: work) }
                 for continuation in continuations { continuation.yield(value) }
                 await waitFor(deliveries, subscribers * (change + 1))
             }
@@ -123,6 +131,13 @@ enum FanOutBenchmark {
         continuations.forEach { $0.finish() }
         consumers.forEach { $0.cancel() }
         return Double(changes * subscribers) / seconds
+    }
+
+    /// Keeps the thread busy for `duration`, as a producer with work to do would.
+    private static func spin(for duration: Duration) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while clock.now - start < duration {}
     }
 
     private static func waitFor(_ deliveries: Deliveries, _ count: Int) async {
