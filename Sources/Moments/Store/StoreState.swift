@@ -154,11 +154,6 @@ final class StoreState {
         records[momentID]?.holders.contains(userID) ?? false
     }
 
-    /// Whether likes are in flight for `momentID`.
-    func hasIntents(on momentID: String) -> Bool {
-        records[momentID].map { !$0.intents.isEmpty } ?? false
-    }
-
     // MARK: - Answers
 
     /// Applies `details`, an answer for `userID`'s timeline, under the ordering rule of
