@@ -177,7 +177,7 @@ final class StoreState {
         // The records of the same list are the timeline's; another list's are looked up
         // once, here, and checked for an id listed twice.
         let sameMembers = sameList ? existing?.members : nil
-        let found = sameList ? [] : try lookUpRecords(of: details.moments, for: userID)
+        let found = sameList ? [] : try lookUpRecords(of: details.moments, for: userID, listedBefore: existing)
         var applied = Applied()
         // Answers are written unless they were read from storage; they are settled with
         // the server unless they came from this store's own persistence.
@@ -310,17 +310,34 @@ final class StoreState {
 
     /// Each moment's record (`nil` for an id with none yet), in order.
     ///
+    /// A new list mostly keeps the old one's moments in the old order (a moment added at
+    /// the top, one dropped at the bottom): a moment found where the walk through
+    /// `previous`'s list expects it takes its record from there, without hashing its id;
+    /// the others are looked up.
+    ///
     /// - Throws: ``MomentsStoreError`` if `moments` lists an id twice: a record met
     ///   twice carries this call's ``MomentRecord/mark``; ids without a record are
     ///   checked in a set of their own.
-    private func lookUpRecords(of moments: [Moment], for userID: String) throws -> [MomentRecord?] {
+    private func lookUpRecords(of moments: [Moment], for userID: String, listedBefore previous: TimelineRecord?) throws -> [MomentRecord?] {
         markClock &+= 1
         let stamp = markClock
         var found: [MomentRecord?] = []
         found.reserveCapacity(moments.count)
         var unknown = Set<String>()
+        let oldEntries = previous?.entries ?? []
+        let oldMembers = previous?.members ?? []
+        // The old list's next moment, if the new list goes on as the old one did.
+        var next = 0
         for moment in moments {
-            let record = records[moment.id]
+            let record: MomentRecord?
+            if next < oldEntries.count, oldEntries[next].momentID == moment.id {
+                record = oldMembers[next]
+                next += 1
+            } else {
+                record = records[moment.id]
+                // The old list's next moment was dropped: go on after this one.
+                if let record, next + 1 < oldMembers.count, oldMembers[next + 1] === record { next += 2 }
+            }
             if let record {
                 guard record.mark != stamp else { throw MomentsStoreError(code: .duplicateMomentID, userID: userID, momentID: moment.id) }
                 record.mark = stamp

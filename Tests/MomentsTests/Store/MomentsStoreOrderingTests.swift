@@ -124,8 +124,10 @@ import Testing
     }
 
     /// Moments the store already holds, listed twice in a new list (with a new moment,
-    /// or without one), are refused like new ones, and the stored timeline stays.
-    @Test(arguments: [["once", "kept", "kept"], ["kept", "new", "once", "kept"], ["new", "kept", "new"]])
+    /// or without one; where the old list had them, or elsewhere), are refused like new
+    /// ones, and the stored timeline stays.
+    @Test(arguments: [["once", "kept", "kept"], ["kept", "new", "once", "kept"], ["new", "kept", "new"],
+                      ["once", "once"], ["once", "kept", "once"], ["kept", "once", "kept"], ["new", "once", "once", "kept"]])
     func aNewListNamingAHeldMomentTwiceIsRefusedAndTheTimelineStays(list: [String]) async throws {
         let persistence = InMemoryPersistence()
         let service = ScriptedListService(lists: [["once", "kept"], list])
