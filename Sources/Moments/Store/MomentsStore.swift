@@ -51,7 +51,7 @@ public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration
     private let service: any MomentsService
-    private let persistence: any MomentsPersistence
+    let persistence: any MomentsPersistence
     private let writer: PersistenceWriter
     /// Whether batches carry when the server confirmed them (see
     /// ``MomentsPersistence/keepsConfirmationIntervals``).
@@ -547,12 +547,23 @@ public actor MomentsStore {
     /// How many events of the change bus the store has applied (for tests that must
     /// know a delivered event has been handled).
     package private(set) var sharedEventsApplied = 0
+    private var sharedEventWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     private func countSharedEvent() {
         sharedEventsApplied += 1
+        guard !sharedEventWaiters.isEmpty else { return }
+        let ready = sharedEventWaiters.filter { $0.count <= sharedEventsApplied }
+        sharedEventWaiters.removeAll { $0.count <= sharedEventsApplied }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// What the store has in flight, for tests and diagnostics.
+    /// Waits until the store has applied `count` events of the change bus (for tests
+    /// that deliver events one at a time).
+    package func waitUntilSharedEventsApplied(_ count: Int) async {
+        guard sharedEventsApplied < count else { return }
+        await withCheckedContinuation { sharedEventWaiters.append((count, $0)) }
+    }
+
     /// How many `setLike` calls of `userID` have begun and not returned (for tests).
     package func likeCallsInFlight(for userID: String) -> Int { likesInFlight[userID] ?? 0 }
 
@@ -560,6 +571,7 @@ public actor MomentsStore {
     /// waiting (for tests that poll).
     package var isIdle: Bool { activity == 0 && !writer.isBusy }
 
+    /// What the store has in flight, for tests and diagnostics.
     package var diagnostics: String {
         "activity \(activity), refreshes \(refreshesInFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeChains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
             + "convergence \(convergenceNeeded.keys.sorted()) tasks \(convergenceTasks.keys.sorted()), loading \(loading.keys.sorted()), "

@@ -17,8 +17,12 @@ struct SharedStoreSimulation {
     let seed: UInt64
     var steps = 60
     /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error once the
-    /// schedule has ended (writing as it runs would change its timing).
+    /// schedule has ended (writing as it runs would change its timing);
+    /// `MOMENTS_SIMULATION_TRACE=failures` prints only the steps of schedules that fail.
+    /// (The stores run on real threads: a failure that depends on how their work
+    /// interleaves may not come back when its seed is replayed, so its trace is kept.)
     private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"] != nil
+    private let tracingFailuresOnly = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"] == "failures"
     private let traced = Locked<[String]>([])
 
     init(seed: UInt64) {
@@ -32,8 +36,8 @@ struct SharedStoreSimulation {
         }
     }
 
-    private func printTrace() {
-        guard tracing else { return }
+    private func printTrace(failed: Bool) {
+        guard tracing, failed || !tracingFailuresOnly else { return }
         FileHandle.standardError.write(Data(traced.value.map { "[shared \(seed)] \($0)\n" }.joined().utf8))
     }
 
@@ -161,7 +165,6 @@ struct SharedStoreSimulation {
             }
         }
 
-        printTrace()
         let finalServer = await service.server
         for (index, storeSamples) in samples.enumerated() {
             var sampled: [SimulatedServer.LikeRegister: [Bool]] = [:]
@@ -177,6 +180,12 @@ struct SharedStoreSimulation {
                 failures.append("instance \(index): register \(register.momentID)/\(register.userID) went back in confirmed state: sampled \(values), history \(finalServer.history[register] ?? [])")
             }
         }
+        if tracing, !failures.isEmpty {
+            // The whole history of calls and of the storage, quiescence included.
+            for line in await service.log { trace("  call \(line)") }
+            for line in await storage.log { trace("  storage \(line)") }
+        }
+        printTrace(failed: !failures.isEmpty)
         return failures
     }
 
