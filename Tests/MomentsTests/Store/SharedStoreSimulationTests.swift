@@ -7,7 +7,8 @@ import Testing
 ///
 /// `MOMENTS_SHARED_SIMULATION_SCHEDULES=N` runs N schedules (500 by default);
 /// `MOMENTS_SHARED_SIMULATION_SEED=S` replays schedule S alone;
-/// `MOMENTS_SIMULATION_TRACE=1` prints each step. A failure names its seed.
+/// `MOMENTS_SIMULATION_TRACE=1` prints each step, `MOMENTS_SIMULATION_TRACE=failures`
+/// only those of failing schedules. A failure names its seed.
 @Suite struct SharedStoreSimulationTests {
     @Test func everyInstanceAndTheSharedStorageConvergeToTheServer() async throws {
         let result = await runSeededSchedules(prefix: "MOMENTS_SHARED_SIMULATION", defaultCount: 500, suite: "shared simulation") { seed in

@@ -10,8 +10,10 @@ import Synchronization
 struct StoreSimulation {
     let seed: UInt64
     var steps = 40
-    /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error.
-    private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"] != nil
+    /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error as it runs
+    /// (`=failures`, which keeps the shared simulation's failing traces, prints nothing
+    /// here: a failing seed of this simulation replays).
+    private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"].map { $0 != "failures" } ?? false
 
     private func trace(_ text: @autoclosure () -> String) {
         if tracing { FileHandle.standardError.write(Data("[\(seed)] \(text())\n".utf8)) }
