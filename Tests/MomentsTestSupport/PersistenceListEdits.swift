@@ -20,16 +20,10 @@ extension PersistenceConformance {
                 let old = model[user] ?? []
                 var list = old
                 let edit = random.next() % 6
-                switch edit {
-                case 0: list.insert(ids[Int(random.next() % UInt64(ids.count))], at: Int(random.next() % UInt64(list.count + 1)))
-                case 1: if !list.isEmpty { list.remove(at: Int(random.next() % UInt64(list.count))) }
-                case 2:
-                    if list.count > 1 {
-                        let moved = list.remove(at: Int(random.next() % UInt64(list.count)))
-                        list.insert(moved, at: Int(random.next() % UInt64(list.count + 1)))
-                    }
-                case 3: if let kept = list.randomElement(using: &random) { list.insert(kept, at: Int(random.next() % UInt64(list.count + 1))) }
-                default: list = ids.shuffled(using: &random).prefix(Int(random.next() % 6)).map { $0 }
+                if edit < RandomListEdit.count {
+                    RandomListEdit.apply(edit, to: &list, ids: ids, using: &random)
+                } else {
+                    list = ids.shuffled(using: &random).prefix(Int(random.next() % 6)).map { $0 }
                 }
                 let held = Set(model.values.joined())
                 // Edits 0–3 send the list alone, naming moments the storage must already hold.

@@ -39,18 +39,12 @@ import Testing
             let context = "seed \(seed) step \(step)"
             let user = Self.users[Int(random.next() % UInt64(Self.users.count))]
             var list = lists[user] ?? []
-            switch random.next() % 6 {
-            case 0: list.insert(Self.ids[Int(random.next() % UInt64(Self.ids.count))], at: Int(random.next() % UInt64(list.count + 1)))
-            case 1: if !list.isEmpty { list.remove(at: Int(random.next() % UInt64(list.count))) }
-            case 2:
-                if list.count > 1 {
-                    let moved = list.remove(at: Int(random.next() % UInt64(list.count)))
-                    list.insert(moved, at: Int(random.next() % UInt64(list.count + 1)))
-                }
-            case 3: if let kept = list.randomElement(using: &random) { list.insert(kept, at: Int(random.next() % UInt64(list.count + 1))) }
-            case 4: list = Array(Self.ids.shuffled(using: &random).prefix(Int(random.next() % 7)))
-            default: break  // the same list, with new likes
-            }
+            let edit = random.next() % 6
+            if edit < RandomListEdit.count {
+                RandomListEdit.apply(edit, to: &list, ids: Self.ids, using: &random)
+            } else if edit == 4 {
+                list = Array(Self.ids.shuffled(using: &random).prefix(Int(random.next() % 7)))
+            }  // else the same list, with new likes
             // Each answer gives each of its moments a new set of likers.
             var answered = likers
             for id in list { answered[id] = Self.users.filter { _ in random.next() % 2 == 0 } }
