@@ -6,39 +6,39 @@ extension MomentsStore {
     func receive(_ event: SharedChangeEvent, from bus: any MomentsChangeBus) async {
         switch event {
         case .committed(let commit):
-            await settleContests(applyShared(commit))
+            await settleUnheld(applyShared(commit))
         case .interrupted:
             feed.publish(.sharedChangesInterrupted)
             let momentIDs = Array(state.records.keys)
             let userIDs = Array(state.timelines.keys)
             do {
-                await settleContests(applyShared(try await bus.committedState(momentIDs: momentIDs, userIDs: userIDs)))
+                await settleUnheld(applyShared(try await bus.committedState(momentIDs: momentIDs, userIDs: userIDs)))
             } catch {
                 log(.error, "could not resynchronise with the shared storage after an interruption", userID: "", error: error)
             }
         }
     }
 
-    /// Settles contested moments this store no longer holds in memory.
+    /// Has the server settle moments that need it (contested, or of unknown order)
+    /// though no timeline in memory holds them.
     ///
     /// A contest comes to the instance whose save replaced a value of unknown order: it
-    /// alone is told, so it must have the server settle the moment even after evicting
-    /// every timeline that held it, or the shared storage keeps a value the server may
-    /// have overwritten. The timeline of one user the storage lists as holding the
-    /// moment is refetched (loaded first, then answered by the server, whose value is
-    /// written if it differs).
-    private func settleContests(_ momentIDs: [String]) async {
+    /// must have the server settle the moment even after evicting every timeline that
+    /// held it, or the shared storage keeps a value the server may have overwritten.
+    /// The timeline of one user the storage lists as holding the moment is refetched
+    /// (loaded first, then answered by the server, whose value is written if it differs).
+    private func settleUnheld(_ momentIDs: [String]) async {
         for momentID in momentIDs {
             let holders: [String]
             do {
                 holders = try await persistence.userIDs(holding: momentID)
             } catch {
-                log(.warning, "could not find who holds a contested moment; the next refresh of a timeline holding it settles it",
+                log(.warning, "could not find who holds a moment to settle; the next refresh of a timeline holding it settles it",
                     userID: "", error: error)
                 continue
             }
             guard let holder = holders.min() else { continue }
-            debug("another instance's save of \(momentID) contested a value of unknown order; no timeline in memory holds it", userID: holder)
+            debug("no timeline in memory holds \(momentID), which the server must settle; refetching a timeline the storage lists", userID: holder)
             scheduleConvergence(holder, since: .now)
         }
     }
@@ -46,10 +46,10 @@ extension MomentsStore {
     /// Applies what another instance committed to the moments and timelines this store
     /// holds (others are left to be loaded when asked for). A value whose order against
     /// this store's cannot be known is settled by a refetch, as for the store's own
-    /// answers; nothing is written back. Returns the contested moments this store does
-    /// not hold (see `settleContests`).
+    /// answers; nothing is written back. Returns the moments to settle that no timeline
+    /// in memory holds (see `settleUnheld`).
     private func applyShared(_ commit: SharedCommit) -> [String] {
-        var unheldContests: [String] = []
+        var unheld: [String] = []
         let tolerance = configuration.clockSkewTolerance
         let likeChains = self.likeChains
         // Each moment has the age of its own row, not of the timeline listing it.
@@ -76,22 +76,24 @@ extension MomentsStore {
             let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
             var applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
             if committed.isContested {
-                // A record no timeline in memory holds (kept while older answers may
-                // come) is settled through the storage's holders too.
-                if state.noteContested(committed.moment.id), !state.holders(of: committed.moment.id).isEmpty {
+                if state.noteContested(committed.moment.id) {
                     debug("another instance's save of \(committed.moment.id) contested a value of unknown order", userID: "")
                     applied.needsConvergence = true
                 } else {
-                    unheldContests.append(committed.moment.id)
+                    unheld.append(committed.moment.id)
                 }
             }
             debug("applied another instance's moment \(committed.moment.id)[\((committed.moment.likes ?? []).map(\.id).joined(separator: ","))]: holds \(confirmedLikers(committed.moment.id))"
                   + (applied.needsConvergence ? "; refetching" : "") + (applied.contestedLikers.isEmpty ? "" : "; contests \(applied.contestedLikers.map(\.userID))"),
                   userID: "")
-            settle(applied, holder: state.holders(of: committed.moment.id).min())
+            let holder = state.holders(of: committed.moment.id).min()
+            // A record no timeline in memory holds (kept while older answers may come)
+            // is settled through the storage's holders.
+            if applied.needsConvergence, holder == nil { unheld.append(committed.moment.id) }
+            settle(applied, holder: holder)
             publish(applied, for: "", likedBy: nil, likedMoment: nil)
         }
-        return unheldContests
+        return unheld
     }
 
     /// Schedules what the server must settle: a refetch now, and one when each contested
