@@ -28,36 +28,43 @@ final class PersistenceWriter: Sendable {
         self.persistence = persistence
     }
 
-    /// A queued batch: its number, and whether the one who queued it writes the queue.
+    /// A queued batch: its number, or, for a caller who found no write under way, what
+    /// that caller writes first (its batch, after any backlog), before the queue.
     struct Ticket {
         let number: UInt64
-        let drains: Bool
+        fileprivate let firstWrite: PersistenceBatch?
     }
 
     /// Queues `batch` behind every batch queued before it. The caller must then
-    /// ``wait(for:)`` with the ticket (a caller finding no write under way writes the
-    /// queue itself there, instead of waking another task). `nil` for an empty batch.
+    /// ``wait(for:)`` with the ticket (a caller finding no write under way writes its
+    /// batch and then the queue itself there, instead of waking another task). `nil`
+    /// for an empty batch.
     func enqueue(_ batch: PersistenceBatch) -> Ticket? {
         guard !batch.isEmpty else { return nil }
         return state.withLock { state in
             state.nextTicket += 1
-            if state.pending.isEmpty { state.pending = batch } else { state.pending.merge(batch) }
-            state.pendingTickets.append(state.nextTicket)
-            let drains = !state.isWriting
+            guard !state.isWriting else {
+                if state.pending.isEmpty { state.pending = batch } else { state.pending.merge(batch) }
+                state.pendingTickets.append(state.nextTicket)
+                return Ticket(number: state.nextTicket, firstWrite: nil)
+            }
+            // Nothing is pending when no write is under way: this batch is next. Only its
+            // writer touches the backlog until the write ends.
             state.isWriting = true
-            return Ticket(number: state.nextTicket, drains: drains)
+            guard !state.backlog.isEmpty else { return Ticket(number: state.nextTicket, firstWrite: batch) }
+            var write = state.backlog
+            write.merge(batch)
+            return Ticket(number: state.nextTicket, firstWrite: write)
         }
     }
 
-    /// Writes the queue if `ticket` says so, then waits until the write holding the
-    /// ticket's batch ends. It runs on the caller's executor.
+    /// Writes the ticket's batch and then the queue if the ticket says so, else waits
+    /// until the write holding the ticket's batch ends. It runs on the caller's executor.
     ///
     /// - Throws: the persistence's error if that write failed.
     nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
-        if ticket.drains { await drain() }
-        // The drainer usually finds its own outcome ready: no suspension then.
-        if let outcome = state.withLock({ $0.outcomes.removeValue(forKey: ticket.number) }) { return try outcome.get() }
+        if let write = ticket.firstWrite { return try await writeFirst(write) }
         try await withCheckedThrowingContinuation { (continuation: Waiter) in
             let outcome = state.withLock { state -> Result<Void, any Error>? in
                 if let outcome = state.outcomes.removeValue(forKey: ticket.number) { return outcome }
@@ -87,6 +94,29 @@ final class PersistenceWriter: Sendable {
 
     /// Whether a write is queued or running.
     var isBusy: Bool { state.withLock { $0.isWriting } }
+
+    /// Writes `batch` (queued when no write was under way), then whatever was queued
+    /// meanwhile; returns the outcome of `batch`'s own write.
+    private nonisolated(nonsending) func writeFirst(_ batch: PersistenceBatch) async throws {
+        let outcome: Result<Void, any Error>
+        do {
+            try await persistence.save(batch)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        let more = state.withLock { state -> Bool in
+            if case .failure = outcome { state.backlog = batch } else { state.backlog = PersistenceBatch() }
+            guard state.pendingTickets.isEmpty else { return true }
+            state.isWriting = false
+            let idle = state.idleWaiters
+            state.idleWaiters = []
+            for waiter in idle { waiter.resume() }
+            return false
+        }
+        if more { await drain() }
+        try outcome.get()
+    }
 
     private nonisolated(nonsending) func drain() async {
         while true {

@@ -205,8 +205,14 @@ final class StoreState {
         // evidence advanced, unless this answer brings more than one age, a pin,
         // another instance's view, or a write of agreement.
         let skimsUnchanged = momentEvidence == nil && !isShared && !writesAgreement
-        for (index, moment) in details.moments.enumerated() {
-            if skimsUnchanged, pinnedID == nil || moment.id != pinnedID, let record = sameMembers?[index] ?? found[index],
+        let moments = details.moments
+        // With the same list, those moments are skimmed first, in one tight pass; the
+        // loop below then sees only the others.
+        let unskimmed = skimsUnchanged ? sameMembers.map { skimUnchanged(moments, records: $0, evidence: evidence, sparing: pinnedID) } : nil
+        for step in 0..<(unskimmed?.count ?? moments.count) {
+            let index = unskimmed?[step] ?? step
+            let moment = moments[index]
+            if skimsUnchanged, unskimmed == nil, pinnedID == nil || moment.id != pinnedID, let record = sameMembers?[index] ?? found[index],
                record.absorbIfUnchanged(moment, evidence: evidence) {
                 if !sameList { members.append(record) }
                 continue
@@ -306,6 +312,27 @@ final class StoreState {
             retireIfUnused(id)
         }
         return applied
+    }
+
+    /// Absorbs each of `moments` that its record (`records`, in the same order) holds
+    /// unchanged, as ``MomentRecord/absorbIfUnchanged(_:evidence:)`` does, but
+    /// `pinnedID`'s; returns the indices of the others.
+    ///
+    /// Reads both lists in place: the records and the moments' contents are borrowed,
+    /// not retained, for each moment (an answer mostly repeats what the store holds).
+    private func skimUnchanged(_ moments: [Moment], records: [MomentRecord], evidence: Evidence, sparing pinnedID: String?) -> [Int] {
+        var others: [Int] = []
+        moments.withUnsafeBufferPointer { moments in
+            records.withUnsafeBufferPointer { records in
+                for index in moments.indices {
+                    if pinnedID == nil || moments[index].id != pinnedID, records[index].absorbIfUnchanged(moments[index], evidence: evidence) {
+                        continue
+                    }
+                    others.append(index)
+                }
+            }
+        }
+        return others
     }
 
     /// Each moment's record (`nil` for an id with none yet), in order.
