@@ -19,6 +19,22 @@ final class PersistenceWriter: Sendable {
         var outcomes: [UInt64: Result<Void, any Error>] = [:]
         var waiters: [UInt64: Waiter] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Keeps `batch` to be written again with the next write if its write failed.
+        mutating func record(_ outcome: Result<Void, any Error>, of batch: PersistenceBatch) {
+            if case .failure = outcome { backlog = batch } else { backlog = PersistenceBatch() }
+        }
+
+        /// Ends the writing, and wakes whoever waits for it, if nothing is queued;
+        /// returns whether it did.
+        mutating func finishIfNothingQueued() -> Bool {
+            guard pendingTickets.isEmpty else { return false }
+            isWriting = false
+            let idle = idleWaiters
+            idleWaiters = []
+            for waiter in idle { waiter.resume() }
+            return true
+        }
     }
 
     private let persistence: any MomentsPersistence
@@ -98,36 +114,28 @@ final class PersistenceWriter: Sendable {
     /// Writes `batch` (queued when no write was under way), then whatever was queued
     /// meanwhile; returns the outcome of `batch`'s own write.
     private nonisolated(nonsending) func writeFirst(_ batch: PersistenceBatch) async throws {
-        let outcome: Result<Void, any Error>
+        let outcome = await save(batch)
+        let finished = state.withLock { state -> Bool in
+            state.record(outcome, of: batch)
+            return state.finishIfNothingQueued()
+        }
+        if !finished { await drain() }
+        try outcome.get()
+    }
+
+    private nonisolated(nonsending) func save(_ batch: PersistenceBatch) async -> Result<Void, any Error> {
         do {
             try await persistence.save(batch)
-            outcome = .success(())
+            return .success(())
         } catch {
-            outcome = .failure(error)
+            return .failure(error)
         }
-        let more = state.withLock { state -> Bool in
-            if case .failure = outcome { state.backlog = batch } else { state.backlog = PersistenceBatch() }
-            guard state.pendingTickets.isEmpty else { return true }
-            state.isWriting = false
-            let idle = state.idleWaiters
-            state.idleWaiters = []
-            for waiter in idle { waiter.resume() }
-            return false
-        }
-        if more { await drain() }
-        try outcome.get()
     }
 
     private nonisolated(nonsending) func drain() async {
         while true {
             let next = state.withLock { state -> (PersistenceBatch, [UInt64])? in
-                guard !state.pendingTickets.isEmpty else {
-                    state.isWriting = false
-                    let idle = state.idleWaiters
-                    state.idleWaiters = []
-                    for waiter in idle { waiter.resume() }
-                    return nil
-                }
+                if state.finishIfNothingQueued() { return nil }
                 var batch = state.backlog
                 if batch.isEmpty { batch = state.pending } else { batch.merge(state.pending) }
                 defer {
@@ -137,15 +145,9 @@ final class PersistenceWriter: Sendable {
                 return (batch, state.pendingTickets)
             }
             guard let (batch, tickets) = next else { break }
-            let outcome: Result<Void, any Error>
-            do {
-                try await persistence.save(batch)
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
+            let outcome = await save(batch)
             let waiters = state.withLock { state -> [Waiter] in
-                if case .failure = outcome { state.backlog = batch } else { state.backlog = PersistenceBatch() }
+                state.record(outcome, of: batch)
                 var waiting: [Waiter] = []
                 for ticket in tickets {
                     if let waiter = state.waiters.removeValue(forKey: ticket) {
