@@ -318,8 +318,9 @@ final class StoreState {
     /// unchanged, as ``MomentRecord/absorbIfUnchanged(_:evidence:)`` does, but
     /// `pinnedID`'s; returns the indices of the others.
     ///
-    /// Reads both lists in place: the records and the moments' contents are borrowed,
-    /// not retained, for each moment (an answer mostly repeats what the store holds).
+    /// Reads both lists in place, so a moment whose content is its record's own box (an
+    /// answer repeating what the store holds, or served from memory) is settled without
+    /// retaining the record or the box; other moments compare field by field.
     private func skimUnchanged(_ moments: [Moment], records: [MomentRecord], evidence: Evidence, sparing pinnedID: String?) -> [Int] {
         var others: [Int] = []
         moments.withUnsafeBufferPointer { moments in
