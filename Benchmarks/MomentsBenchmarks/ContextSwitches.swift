@@ -14,4 +14,17 @@ enum ContextSwitches {
         }
         return sum
     }
+
+    /// `Harness.rate` of `operation` (one unit each) over `duration`, with the context
+    /// switches it caused per operation.
+    static func rate(for duration: Duration, _ operation: () async -> Void) async -> (rate: Double, switches: Double) {
+        let before = total()
+        var count = 0
+        let rate = await Harness.rate(for: duration) {
+            await operation()
+            count += 1
+            return 1
+        }
+        return (rate, Double(total() - before) / Double(count))
+    }
 }

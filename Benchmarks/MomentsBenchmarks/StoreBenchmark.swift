@@ -125,32 +125,21 @@ enum StoreBenchmark {
         let subscribed = ProcessInfo.processInfo.environment["SUBSCRIBERS"] != "0"
         let consumer = Task { if subscribed { for await _ in await store.updates(for: "0") {} } }
         defer { consumer.cancel() }
-        var switches = ContextSwitches.total()
-        var count = 0
-        let refreshes = await Harness.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0"); count += 1; return 1 }
-        let refreshSwitches = Double(ContextSwitches.total() - switches) / Double(count)
+        let (refreshes, refreshSwitches) = await ContextSwitches.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0") }
         if ProcessInfo.processInfo.environment["PHASE"] == "refresh" {
             return [Harness.row("store profile: refresh", unit: "per second", (refreshes, refreshes, 1), target: nil,
                                 note: String(format: "%.2f µs, %.2f context switches", 1e6 / refreshes, refreshSwitches))]
         }
         var isLiked = false
-        switches = ContextSwitches.total()
-        count = 0
-        let likes = await Harness.rate(for: .seconds(seconds)) {
+        let (likes, likeSwitches) = await ContextSwitches.rate(for: .seconds(seconds)) {
             isLiked.toggle()
             _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
-            count += 1
-            return 1
         }
-        let likeSwitches = Double(ContextSwitches.total() - switches) / Double(count)
         let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
         let handConsumer = Task { if subscribed { for await _ in stream {} } }
         defer { handConsumer.cancel() }
-        switches = ContextSwitches.total()
-        count = 0
-        let handRefreshes = await Harness.rate(for: .seconds(2)) { await handRolled.refresh("0"); count += 1; return 1 }
-        let handSwitches = Double(ContextSwitches.total() - switches) / Double(count)
+        let (handRefreshes, handSwitches) = await ContextSwitches.rate(for: .seconds(2)) { await handRolled.refresh("0") }
         return [Harness.row("store profile: hand-rolled refresh", unit: "per second", (handRefreshes, handRefreshes, 1), target: nil,
                             note: String(format: "%.2f µs, %.2f context switches", 1e6 / handRefreshes, handSwitches)),
                 Harness.row("store profile: refresh vs setLike", unit: "per second", (refreshes, likes, refreshes / likes), target: nil,

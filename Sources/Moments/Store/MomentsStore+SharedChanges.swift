@@ -76,19 +76,18 @@ extension MomentsStore {
             let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
             var applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
             if committed.isContested {
+                // Contested: the server settles it, whether or not a record holds it here.
                 if state.noteContested(committed.moment.id) {
                     debug("another instance's save of \(committed.moment.id) contested a value of unknown order", userID: "")
-                    applied.needsConvergence = true
-                } else {
-                    unheld.append(committed.moment.id)
                 }
+                applied.needsConvergence = true
             }
             debug("applied another instance's moment \(committed.moment.id)[\((committed.moment.likes ?? []).map(\.id).joined(separator: ","))]: holds \(confirmedLikers(committed.moment.id))"
                   + (applied.needsConvergence ? "; refetching" : "") + (applied.contestedLikers.isEmpty ? "" : "; contests \(applied.contestedLikers.map(\.userID))"),
                   userID: "")
             let holder = state.holders(of: committed.moment.id).min()
-            // A record no timeline in memory holds (kept while older answers may come)
-            // is settled through the storage's holders.
+            // A moment no timeline in memory holds (no record, or one kept while older
+            // answers may come) is settled through the storage's holders.
             if applied.needsConvergence, holder == nil { unheld.append(committed.moment.id) }
             settle(applied, holder: holder)
             publish(applied, for: "", likedBy: nil, likedMoment: nil)

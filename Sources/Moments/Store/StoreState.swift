@@ -206,15 +206,16 @@ final class StoreState {
         // another instance's view, or a write of agreement.
         let skimsUnchanged = momentEvidence == nil && !isShared && !writesAgreement
         let moments = details.moments
-        // With the same list, those moments are skimmed first, in one tight pass; the
-        // loop below then sees only the others.
+        // With the same list, those moments are skimmed first, in one tight pass, and the
+        // loop below sees only the others; a new list's are skimmed as the loop meets
+        // them, their records joining `members`.
         let unskimmed = skimsUnchanged ? sameMembers.map { skimUnchanged(moments, records: $0, evidence: evidence, sparing: pinnedID) } : nil
         for step in 0..<(unskimmed?.count ?? moments.count) {
             let index = unskimmed?[step] ?? step
             let moment = moments[index]
-            if skimsUnchanged, unskimmed == nil, pinnedID == nil || moment.id != pinnedID, let record = sameMembers?[index] ?? found[index],
+            if skimsUnchanged, !sameList, pinnedID == nil || moment.id != pinnedID, let record = found[index],
                record.absorbIfUnchanged(moment, evidence: evidence) {
-                if !sameList { members.append(record) }
+                members.append(record)
                 continue
             }
             let id = moment.id
