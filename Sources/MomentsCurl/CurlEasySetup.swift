@@ -47,13 +47,12 @@ struct CurlEasySetup {
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "ERRORBUFFER")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
         refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "HEADERDATA")
-        // libcurl reads a body through the callbacks only when it is streamed, and calls
-        // the progress callback only for a transfer that reports progress: the options
-        // of both are set for those transfers alone.
-        if request.streamedBody != nil {
-            refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
-            refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
-        }
+        // The body callbacks always reach this transfer, never one the handle served
+        // before: whenever libcurl sends a body again (on a new connection), it reads the
+        // same bytes from the start. The progress callback is set only for a transfer
+        // that reports progress.
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), "READDATA")
+        refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), "SEEKDATA")
         let reportsProgress = transfer.progress != nil
         if reportsProgress {
             refusals.check(moments_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")

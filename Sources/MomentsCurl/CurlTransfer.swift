@@ -207,9 +207,16 @@ final class CurlTransfer: @unchecked Sendable {
         if !succeeded, let destination = request.destination { try? FileManager.default.removeItem(at: destination) }
     }
 
-    /// The next bytes of the streamed body into `buffer`; `nil` to abort the transfer.
+    /// The body as libcurl reads it through the callbacks: the streamed body, or the body
+    /// held in memory (libcurl sends that one from its own copy, but should it ever read
+    /// it again through the callback, it gets the same bytes, never an early end).
+    private var readableBody: StreamedBody? {
+        request.streamedBody ?? request.body.map { StreamedBody([.bytes($0)]) }
+    }
+
+    /// The next bytes of the body into `buffer`; `nil` to abort the transfer.
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        guard let streamed = request.streamedBody else { return 0 }
+        guard let streamed = readableBody else { return 0 }
         let reader = bodyReader ?? StreamedBody.Reader(streamed)
         bodyReader = reader
         do {
@@ -222,9 +229,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Moves the streamed body back to `offset`; `false` when it cannot.
+    /// Moves the body back to `offset` (to send it again); `false` when it cannot.
     func seekBody(to offset: Int64) -> Bool {
-        guard let streamed = request.streamedBody else { return false }
+        guard let streamed = readableBody else { return false }
         let reader = bodyReader ?? StreamedBody.Reader(streamed)
         bodyReader = reader
         do {

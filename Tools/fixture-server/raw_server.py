@@ -30,10 +30,24 @@ Routes (any method; the request body is read by Content-Length):
   /http10?count=N            an HTTP/1.0 answer without Content-Length, ended by closing
   /interim                   100 Continue, 103 Early Hints, then 200 "ok"
   /huge                      announces 2 GiB, sends 1 MiB, then nothing
+  /close-next?after=headers|body|nothing
+                             200; the connection is then closed the moment its next
+                             request's headers (or its whole body, or its first byte,
+                             unread) arrive, unanswered (an
+                             idle timeout racing a request): the client must send that
+                             request again, whole
+  /body                      200, JSON of the body's declared and received length and its
+                             bytes; a body shorter than its Content-Length is answered 400
+                             after 0.5 s of silence
+  /arm-close?after=headers|body|nothing
+                             the next request to arrive on a connection that already
+                             served one is dropped as /close-next drops it
+  /closed-early              how many requests /close-next's connections dropped so far
 """
 import gzip
 import json
 import os
+import select
 import socket
 import socketserver
 import ssl
@@ -45,6 +59,8 @@ from urllib.parse import parse_qs, urlsplit
 
 CHURN = {"count": 0}
 CLOSED_IDLE = {"count": 0}
+CLOSED_EARLY = {"count": 0}
+ARMED = {"after": None}
 LOCK = threading.Lock()
 
 
@@ -106,8 +122,20 @@ def abort(sock, rst):
 def handle(conn, peer_subject):
     """Serves requests on one connection; returns when it should be closed."""
     idle_timeout = None
+    close_next = False
+    served = 0
     while True:
         conn.sock.settimeout(idle_timeout)
+        if served and not close_next:
+            with LOCK:
+                close_next, ARMED["after"] = ARMED["after"], None
+        if close_next == "nothing":
+            # Closed as the request arrives, with its bytes unread: the peer gets a reset.
+            select.select([conn.sock], [], [])
+            with LOCK:
+                CLOSED_EARLY["count"] += 1
+            conn.sock.close()
+            return
         try:
             head = conn.read_until(b"\r\n\r\n").decode("latin-1")
         except socket.timeout:
@@ -121,8 +149,33 @@ def handle(conn, peer_subject):
         for line in header_lines:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
-        body = conn.read_exactly(int(headers.get("content-length", "0") or 0))
+        served += 1
+        if close_next:
+            if close_next == "body":
+                conn.read_exactly(int(headers.get("content-length", "0") or 0))
+            with LOCK:
+                CLOSED_EARLY["count"] += 1
+            abort(conn.sock, rst=False)
+            return
         url = urlsplit(target)
+        declared = int(headers.get("content-length", "0") or 0)
+        if url.path == "/body":
+            # Read what comes within 0.5 s of silence, and say whether it was all.
+            conn.sock.settimeout(0.5)
+            try:
+                body = conn.read_exactly(declared)
+                conn.sock.settimeout(None)
+            except (socket.timeout, Closed):
+                received, conn.buffer = conn.buffer, b""
+                payload = {"declared": declared, "received": len(received)}
+                conn.sock.settimeout(None)
+                conn.send(answer(400, json.dumps(payload).encode(), [("Content-Type", "application/json"), ("Connection", "close")]))
+                abort(conn.sock, rst=False)
+                return
+            payload = {"declared": declared, "received": len(body), "body": body.decode("latin-1")}
+            conn.send(answer(200, json.dumps(payload).encode(), [("Content-Type", "application/json")]))
+            continue
+        body = conn.read_exactly(declared)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         route = url.path.strip("/").split("/")[0]
         count = int(query.get("count", "0"))
@@ -169,6 +222,17 @@ def handle(conn, peer_subject):
         elif route == "idle-close":
             idle_timeout = float(query.get("after", "0.05"))
             send(answer(200, b"idle"))
+        elif route == "close-next":
+            close_next = query.get("after", "headers")
+            send(answer(200, b"armed"))
+        elif route == "arm-close":
+            with LOCK:
+                ARMED["after"] = query.get("after", "headers")
+            send(answer(200, b"armed"))
+        elif route == "closed-early":
+            with LOCK:
+                closed = CLOSED_EARLY["count"]
+            send(answer(200, str(closed).encode()))
         elif route == "closed-idle":
             with LOCK:
                 closed = CLOSED_IDLE["count"]

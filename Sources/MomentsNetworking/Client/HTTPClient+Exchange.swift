@@ -125,8 +125,11 @@ extension HTTPClient {
                 delay = next
             } catch let error as HTTPClientError where error.code == .transportFailure {
                 // A kept-alive connection the server had closed fails before any byte
-                // of the answer: one more attempt, at once, on a fresh connection.
-                if context.allowsRetry, attempt == 1, !retriedStaleConnection, Self.isStaleConnection(error) {
+                // of the answer: one more attempt, at once, on a fresh connection. A
+                // request the transport could not send whole gets it even when it is
+                // not idempotent: the server cannot have acted on it.
+                let notSent = error.transportFailure?.kind == .requestNotSent
+                if context.allowsRetry || notSent, attempt == 1, !retriedStaleConnection, notSent || Self.isStaleConnection(error) {
                     retriedStaleConnection = true
                     attempt += 1
                     continue

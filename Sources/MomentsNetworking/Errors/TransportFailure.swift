@@ -21,6 +21,12 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
         public static let secureConnectionFailed = Kind("secure connection failed")
         /// The server's answer was not valid HTTP.
         public static let badResponse = Kind("bad server response")
+        /// The connection closed before the request was sent whole, and the transport
+        /// could not send its body again: the server cannot have acted on it, so sending
+        /// it again is safe, even for a request that changes something. (`URLSession` on
+        /// Linux cannot rewind a body it must send again on a new connection; the
+        /// transport fails the attempt instead of sending a length it would not fill.)
+        public static let requestNotSent = Kind("request not sent")
         /// Anything else.
         public static let other = Kind("other")
 

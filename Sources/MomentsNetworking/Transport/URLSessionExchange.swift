@@ -353,7 +353,9 @@ enum URLSessionErrorMapping {
         let lowered = message.lowercased()
         if ["ssl", "tls", "certificate"].contains(where: lowered.contains) { return .secureConnectionFailed }
         if lowered.contains("transfer closed with") || lowered.contains("partial file") { return .truncatedResponse }
-        if lowered.contains("connection reset") || lowered.contains("recv failure") || lowered.contains("empty reply") { return .connectionReset }
+        if ["connection reset", "recv failure", "empty reply", "send failure", "broken pipe"].contains(where: lowered.contains) {
+            return .connectionReset
+        }
         if lowered.contains("couldn't connect") || lowered.contains("connection refused") { return .connectionRefused }
         if lowered.contains("could not resolve") { return .hostNotFound }
         if lowered.contains("timed out") { return .timedOut }

@@ -186,6 +186,20 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
         completionHandler(nil)
     }
 
+    /// Asked when the session must send a request again (the kept-alive connection closed
+    /// as the request arrived) and needs its body from the first byte. FoundationNetworking
+    /// can take a new stream only for a body that was itself a stream, and otherwise
+    /// sends the announced length with no bytes: the attempt fails here instead, with
+    /// ``TransportFailure/Kind-swift.struct/requestNotSent``, and the task is cancelled
+    /// before the server could see a whole request.
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
+        exchanges[task.taskIdentifier]?.finish(throwing: .transportFailure(TransportFailure(
+            kind: .requestNotSent,
+            message: "the connection closed as the request was sent, and URLSession cannot send its body again"
+        )))
+        completionHandler(nil)
+    }
+
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
