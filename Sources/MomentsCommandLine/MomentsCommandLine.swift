@@ -98,13 +98,17 @@ public enum MomentsCommandLine {
             case .transportFailure:
                 text = "cannot reach \(target): \(error.transportFailure?.description ?? error.reason)"
             case .serverError where error.statusCode == 401 || error.statusCode == 403:
-                text = "the BFF refused the request (\(error.statusCode ?? 0)) at \(target); pass a valid token with --token TOKEN"
+                text = "the BFF answered \(status(error)) at \(target); pass a valid token with --token TOKEN"
             case .serverError:
-                text = "the BFF answered \(error.statusCode ?? 0) at \(target)"
+                text = "the BFF answered \(status(error)) at \(target)"
             case .graphQLFailure:
-                text = "the BFF reported: " + error.graphQLErrors.map(\.message).joined(separator: "; ")
+                let said = "GraphQL errors: " + error.graphQLErrors.map(\.message).joined(separator: "; ")
+                text = (200..<300).contains(error.statusCode ?? 200)
+                    ? "the BFF at \(target) answered with \(said)"
+                    : "the BFF answered \(status(error)) at \(target), with \(said)"
             case .authenticationFailure:
-                text = "the BFF refused the token at \(target); pass a valid one with --token TOKEN"
+                let refusal = error.statusCode.map { "answered \(HTTPStatus.text($0)) at \(target) and " } ?? ""
+                text = "the BFF \(refusal)refused the token; pass a valid one with --token TOKEN"
             case .decodingFailure:
                 text = "the BFF at \(target) answered something that is not a Moments timeline"
             case .redirectFailure:
@@ -131,6 +135,11 @@ public enum MomentsCommandLine {
             text = String(describing: error)
         }
         return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    /// The status of the server's answer, with its standard text: `401 Unauthorized`.
+    private static func status(_ error: HTTPClientError) -> String {
+        error.statusCode.map(HTTPStatus.text) ?? "a failure"
     }
 
     /// A storage failure's reason without SQLite's codes and statements.

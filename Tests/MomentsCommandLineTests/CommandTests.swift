@@ -64,6 +64,17 @@ import Testing
         #expect(console.problems.first?.contains("connection refused") == true)
     }
 
+    @Test func aRefusedTokenNamesTheStatusAndTheURL() async throws {
+        defer { bff.stop(); directory.remove() }
+        let guarded = try await ReferenceBFF(token: "right-token")
+        defer { guarded.stop() }
+        let (status, console) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", guarded.baseURL.absoluteString, "--token", "wrong-token"])
+        #expect(status == 1)
+        let line = console.problems.first ?? ""
+        #expect(line.contains("401 Unauthorized") && line.contains("/graphql"), "\(line)")
+        #expect(!line.contains("wrong-token"))
+    }
+
     @Test func wrongArgumentsAreOneLineAndStatus2() async throws {
         defer { bff.stop(); directory.remove() }
         for arguments in [["timeline"], ["timeline", "--user", "0"], ["timeline", "--user", "0", "--base-url", "ftp://x"], ["watch", "--user", "0", "--interval", "-1", "--base-url", "http://x"],

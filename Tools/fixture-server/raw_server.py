@@ -39,6 +39,9 @@ Routes (any method; the request body is read by Content-Length):
   /body                      200, JSON of the body's declared and received length and its
                              bytes; a body shorter than its Content-Length is answered 400
                              after 0.5 s of silence
+  /status?code=N&message=M&gzip=1
+                             status N (401 by default) with a GraphQL error envelope
+                             {"errors": [{"message": M}]}, gzip-compressed when asked
   /arm-close?after=headers|body|nothing
                              the next request to arrive on a connection that already
                              served one is dropped as /close-next drops it
@@ -222,6 +225,14 @@ def handle(conn, peer_subject):
         elif route == "idle-close":
             idle_timeout = float(query.get("after", "0.05"))
             send(answer(200, b"idle"))
+        elif route == "status":
+            code = int(query.get("code", "401"))
+            text = json.dumps({"errors": [{"message": query.get("message", "Unauthorized")}]}).encode()
+            fields = [("Content-Type", "application/json")]
+            if query.get("gzip") == "1":
+                text = gzip.compress(text)
+                fields.append(("Content-Encoding", "gzip"))
+            send(answer(code, text, fields, reason="Status"))
         elif route == "close-next":
             close_next = query.get("after", "headers")
             send(answer(200, b"armed"))

@@ -137,7 +137,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 extension HTTPClientError {
     /// The server answered with a failure status.
     public static func serverError(_ response: HTTPResponse) -> HTTPClientError {
-        var reason = "the server answered \(response.statusCode)"
+        var reason = "the server answered \(HTTPStatus.text(response.statusCode))"
         let excerpt = response.bodyExcerpt(limit: 200)
         if !excerpt.isEmpty { reason += ": \(excerpt)" }
         return HTTPClientError(code: .serverError, reason: reason, response: response)
@@ -187,9 +187,11 @@ extension HTTPClientError {
     ) -> HTTPClientError {
         let messages = errors.prefix(3).map(\.description).joined(separator: "; ")
         let more = errors.count > 3 ? " (and \(errors.count - 3) more)" : ""
+        // A failure status is named: a 401 whose body holds GraphQL errors is still a 401.
+        let status = (200..<300).contains(response.statusCode) ? "" : " \(HTTPStatus.text(response.statusCode))"
         return HTTPClientError(
             code: .graphQLFailure,
-            reason: "the server answered with GraphQL errors: \(messages)\(more)",
+            reason: "the server answered\(status) with GraphQL errors: \(messages)\(more)",
             response: response,
             graphQLErrors: errors,
             graphQLPartialData: partialData
@@ -206,6 +208,15 @@ extension HTTPClientError {
         HTTPClientError(code: .authenticationFailure, reason: reason, underlyingError: error)
     }
 
+    /// This authentication failure with the answer that refused the token attached, its
+    /// status named in the reason.
+    func refusing(_ response: HTTPResponse) -> HTTPClientError {
+        HTTPClientError(
+            code: code, reason: "the server answered \(HTTPStatus.text(response.statusCode)); \(reason)",
+            response: response, underlyingError: underlyingError
+        ).attaching(method: method, url: url)
+    }
+
     /// The cache held no usable answer and the policy forbade the network.
     public static func cacheMiss(_ reason: String) -> HTTPClientError {
         HTTPClientError(code: .cacheMiss, reason: reason)
@@ -218,10 +229,36 @@ extension HTTPClientError {
     }
 
     /// Returns this error with the request it belongs to attached.
-    func attaching(method: HTTPMethod, url: URL) -> HTTPClientError {
+    func attaching(method: HTTPMethod?, url: URL?) -> HTTPClientError {
         var copy = self
         if copy.method == nil { copy.method = method }
         if copy.url == nil { copy.url = url }
         return copy
     }
+}
+
+/// The standard texts of HTTP status codes.
+package enum HTTPStatus {
+    /// `401 Unauthorized`; the bare number for a code without a standard text.
+    package static func text(_ code: Int) -> String {
+        guard let phrase = phrases[code] else { return String(code) }
+        return "\(code) \(phrase)"
+    }
+
+    private static let phrases: [Int: String] = [
+        100: "Continue", 101: "Switching Protocols", 103: "Early Hints",
+        200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+        205: "Reset Content", 206: "Partial Content",
+        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+        307: "Temporary Redirect", 308: "Permanent Redirect",
+        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
+        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
+        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
+        421: "Misdirected Request", 422: "Unprocessable Content", 425: "Too Early", 426: "Upgrade Required",
+        428: "Precondition Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        451: "Unavailable For Legal Reasons",
+        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+        504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage", 511: "Network Authentication Required",
+    ]
 }

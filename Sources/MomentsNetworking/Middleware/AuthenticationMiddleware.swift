@@ -46,7 +46,13 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         request.headers[header.name] = header.prefix + token
         let response = try await next(request)
         guard response.statusCode == 401 else { return response }
-        let refreshed = try await tokens.refresh(after: token)
+        let refreshed: String
+        do {
+            refreshed = try await tokens.refresh(after: token)
+        } catch let error as HTTPClientError where error.code == .authenticationFailure {
+            // The failure says which answer refused the token.
+            throw error.refusing(response)
+        }
         request.headers[header.name] = header.prefix + refreshed
         return try await next(request)
     }
