@@ -305,11 +305,20 @@ public actor MomentsStore {
     /// moment reach the server in call order; the last call's state wins.
     ///
     /// - Returns: The timeline as subscribers see it after the answer.
-    /// - Throws: The service's error, after taking the change back; a
-    ///   ``PersistenceError`` if the confirmed state could not be persisted (it is still
-    ///   applied and emitted).
+    /// - Throws: The service's error, after taking the change back; `CancellationError`
+    ///   if the calling task is cancelled (wherever the cancellation lands: the change is
+    ///   taken back unless the server's answer already came); a ``PersistenceError`` if
+    ///   the confirmed state could not be persisted (it is still applied and emitted).
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        do {
+            return try await performSetLike(isLiked, momentID: momentID, userID: userID)
+        } catch where Task.isCancelled {
+            throw CancellationError()
+        }
+    }
+
+    private func performSetLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
         beginActivity()
         defer { endActivity() }
         let key = LikeKey(userID: userID, momentID: momentID)
