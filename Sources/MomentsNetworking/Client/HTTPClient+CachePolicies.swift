@@ -33,7 +33,7 @@ extension HTTPClient {
         case .remoteThenLocal:
             do {
                 return try await fetch(request, httpRequest, key: key, started: started)
-            } catch let error as HTTPClientError where Self.fallsBackToCache(error) {
+            } catch let error as HTTPClientError where fallsBackToCache(error) {
                 guard let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) else {
                     throw error
                 }
@@ -48,7 +48,9 @@ extension HTTPClient {
     /// - `.localOrRemote`: the fresh cached one if there is one, else the network's;
     /// - `.localThenRemote`: the cached one (up to the maximum staleness) if any, then
     ///   the network's, which replaces it in the cache;
-    /// - `.remoteThenLocal`: the network's, or if the network fails, the cached one.
+    /// - `.remoteThenLocal`: the network's, or if no answer came (a transport failure,
+    ///   a timeout, a status in ``Configuration-swift.struct/cacheFallbackStatusCodes``),
+    ///   the cached one.
     ///
     /// For example:
     /// ```swift
@@ -101,8 +103,16 @@ extension HTTPClient {
         await cache.removeResponse(for: slot.key)
     }
 
-    private static func fallsBackToCache(_ error: HTTPClientError) -> Bool {
-        [.transportFailure, .serverError, .responseTooLarge, .decodingFailure].contains(error.code)
+    /// Whether `.remoteThenLocal` may answer from the cache after `error`: only when no
+    /// answer came (a transport failure, a timeout included), or the server said it could
+    /// not answer now (``Configuration-swift.struct/cacheFallbackStatusCodes``, whatever the
+    /// body, a GraphQL error envelope included). An answer that refuses the caller or
+    /// says the resource is gone, an answer that does not decode or is too large, and a
+    /// cancellation stand.
+    private nonisolated func fallsBackToCache(_ error: HTTPClientError) -> Bool {
+        if error.code == .transportFailure { return true }
+        guard error.code == .serverError || error.code == .graphQLFailure, let status = error.statusCode else { return false }
+        return configuration.cacheFallbackStatusCodes.contains(status)
     }
 
     /// Where a cacheable request's answer is kept, when a cache is configured and the

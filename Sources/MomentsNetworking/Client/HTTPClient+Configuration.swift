@@ -81,6 +81,12 @@ extension HTTPClient {
         /// How old a cached answer may be and still serve `.remoteThenLocal` and
         /// `.localThenRemote`. The default is 1 day.
         public var maximumStaleness: Duration = .seconds(86_400)
+        /// The failure statuses after which `.remoteThenLocal` serves the cached answer:
+        /// answers saying the server could not answer now, as HTTP caches serve a stale
+        /// answer on error (RFC 5861). Never an answer about the caller or the resource
+        /// (401, 403, 404, 410 and every other 4xx): that answer stands. The default is
+        /// 408, 429, 500, 502, 503 and 504.
+        public var cacheFallbackStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
 
         // MARK: Observing
 

@@ -146,6 +146,38 @@ private struct Mutation: GraphQLOperation {
         #expect(nothing?.code == .transportFailure)
     }
 
+    /// `.remoteThenLocal` answers from the cache only when no answer came or the server
+    /// said it could not answer now; an answer about the caller or the resource stands.
+    @Test(arguments: [
+        (401, false), (403, false), (404, false), (410, false), (400, false), (422, false),
+        (408, true), (429, true), (500, true), (502, true), (503, true), (504, true),
+    ])
+    func remoteThenLocalFallsBackOnlyWhenTheServerCouldNotAnswer(code: Int, fallsBack: Bool) async throws {
+        for body in ["", #"{"errors":[{"message":"refused"}]}"#] {
+            let transport = ScriptedTransport { call, _ in
+                call == 1 ? ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#) : HTTPResponse(statusCode: code, body: Data(body.utf8))
+            }
+            let client = client(transport)
+            _ = try await client.send(Query(variables: .init(id: "1")))
+            let request = Query(variables: .init(id: "1"), cachePolicy: .remoteThenLocal)
+            if fallsBack {
+                let answer = try await client.response(for: request)
+                #expect(answer.isFromCache && answer.value.name == "Ada", "\(code) \(body)")
+            } else {
+                let error = await #expect(throws: HTTPClientError.self, "\(code) \(body)") { try await client.send(request) }
+                #expect(error?.statusCode == code)
+            }
+        }
+    }
+
+    @Test func remoteThenLocalDoesNotPaperOverAnUndecodableAnswer() async throws {
+        let transport = ScriptedTransport { call, _ in call == 1 ? ok() : ok("<html>gateway</html>") }
+        let client = client(transport)
+        _ = try await client.send(Endpoint<User>.get("/u"))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal)) }
+        #expect(error?.code == .decodingFailure)
+    }
+
     @Test func remoteThenLocalRespectsTheMaximumStaleness() async throws {
         let transport = numbered(failing: [2])
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
