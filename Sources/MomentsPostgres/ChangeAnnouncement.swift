@@ -4,8 +4,8 @@ import Foundation
 ///
 /// PostgreSQL limits a payload to 8,000 bytes. An announcement of rows too long for that
 /// says only "everything", and receivers resynchronise what they hold; contested
-/// moments (which the writer must hear of too) go in announcements of their own, split
-/// to fit.
+/// moments and timelines (which the writer must hear of too) go in announcements of
+/// their own, split to fit.
 struct ChangeAnnouncement: Codable, Hashable {
     /// The writing instance's id.
     var origin: String
@@ -14,22 +14,29 @@ struct ChangeAnnouncement: Codable, Hashable {
     /// Moments whose save replaced a different value of unknown order: announced to
     /// every instance, the writer included.
     var contested: [String]
+    /// Timelines whose save replaced a different value of unknown order: announced to
+    /// every instance, the writer included.
+    var contestedUsers: [String]
     /// Too many rows to list: resynchronise.
     var everything: Bool
 
     static let maximumPayload = 7_900
 
-    var isEmpty: Bool { momentIDs.isEmpty && userIDs.isEmpty && contested.isEmpty && !everything }
+    var isEmpty: Bool { momentIDs.isEmpty && userIDs.isEmpty && contested.isEmpty && contestedUsers.isEmpty && !everything }
+
+    /// Whether the writer must hear of it too.
+    var isContest: Bool { !contested.isEmpty || !contestedUsers.isEmpty }
 
     private enum CodingKeys: String, CodingKey {
-        case origin = "o", momentIDs = "m", userIDs = "u", contested = "c", everything = "all"
+        case origin = "o", momentIDs = "m", userIDs = "u", contested = "c", contestedUsers = "cu", everything = "all"
     }
 
-    init(origin: String, momentIDs: [String], userIDs: [String], contested: [String] = [], everything: Bool = false) {
+    init(origin: String, momentIDs: [String], userIDs: [String], contested: [String] = [], contestedUsers: [String] = [], everything: Bool = false) {
         self.origin = origin
         self.momentIDs = momentIDs
         self.userIDs = userIDs
         self.contested = contested
+        self.contestedUsers = contestedUsers
         self.everything = everything
     }
 
@@ -39,6 +46,7 @@ struct ChangeAnnouncement: Codable, Hashable {
         momentIDs = try container.decodeIfPresent([String].self, forKey: .momentIDs) ?? []
         userIDs = try container.decodeIfPresent([String].self, forKey: .userIDs) ?? []
         contested = try container.decodeIfPresent([String].self, forKey: .contested) ?? []
+        contestedUsers = try container.decodeIfPresent([String].self, forKey: .contestedUsers) ?? []
         everything = try container.decodeIfPresent(Bool.self, forKey: .everything) ?? false
     }
 
@@ -57,18 +65,23 @@ struct ChangeAnnouncement: Codable, Hashable {
             payloads.append(rows.encoded.flatMap { $0.utf8.count <= Self.maximumPayload ? $0 : nil }
                 ?? ChangeAnnouncement(origin: origin, momentIDs: [], userIDs: [], everything: true).encoded ?? "")
         }
-        var chunk: [String] = []
-        for id in contested {
-            let candidate = ChangeAnnouncement(origin: origin, momentIDs: chunk + [id], userIDs: [], contested: chunk + [id])
-            if (candidate.encoded?.utf8.count ?? .max) > Self.maximumPayload, !chunk.isEmpty {
-                payloads.append(ChangeAnnouncement(origin: origin, momentIDs: chunk, userIDs: [], contested: chunk).encoded ?? "")
-                chunk = [id]
-            } else {
-                chunk.append(id)
+        // Contested moments, then contested timelines, as many to a payload as fit.
+        for (ids, isTimeline) in [(contested, false), (contestedUsers, true)] {
+            func announcement(_ chunk: [String]) -> ChangeAnnouncement {
+                isTimeline
+                    ? ChangeAnnouncement(origin: origin, momentIDs: [], userIDs: chunk, contestedUsers: chunk)
+                    : ChangeAnnouncement(origin: origin, momentIDs: chunk, userIDs: [], contested: chunk)
             }
-        }
-        if !chunk.isEmpty {
-            payloads.append(ChangeAnnouncement(origin: origin, momentIDs: chunk, userIDs: [], contested: chunk).encoded ?? "")
+            var chunk: [String] = []
+            for id in ids {
+                if (announcement(chunk + [id]).encoded?.utf8.count ?? .max) > Self.maximumPayload, !chunk.isEmpty {
+                    payloads.append(announcement(chunk).encoded ?? "")
+                    chunk = [id]
+                } else {
+                    chunk.append(id)
+                }
+            }
+            if !chunk.isEmpty { payloads.append(announcement(chunk).encoded ?? "") }
         }
         return payloads.filter { !$0.isEmpty && $0.utf8.count <= Self.maximumPayload }
     }

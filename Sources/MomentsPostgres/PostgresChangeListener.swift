@@ -158,14 +158,15 @@ final class PostgresChangeListener: Sendable {
                 guard let announcement = ChangeAnnouncement(payload: notification.payload) else { continue }
                 // This instance's own saves are not delivered, but for what they contested.
                 let isOwn = announcement.origin == instanceID
-                if isOwn, announcement.contested.isEmpty { continue }
+                if isOwn, !announcement.isContest { continue }
                 if announcement.everything {
                     deliver(.interrupted)
                     continue
                 }
                 let commit = try PostgresRows.committedState(
-                    momentIDs: isOwn ? announcement.contested : announcement.momentIDs, userIDs: isOwn ? [] : announcement.userIDs,
-                    contested: Set(announcement.contested), on: connection
+                    momentIDs: isOwn ? announcement.contested : announcement.momentIDs,
+                    userIDs: isOwn ? announcement.contestedUsers : announcement.userIDs,
+                    contested: Set(announcement.contested), contestedUsers: Set(announcement.contestedUsers), on: connection
                 )
                 deliver(.committed(commit))
             }

@@ -24,14 +24,15 @@ import Foundation
 ///   Swift's cooperative threads. Callers beyond the pool's size wait their turn.
 /// - A batch is one transaction; a like writes one row. Rows are written in key order,
 ///   so instances writing the same rows do not deadlock.
-/// - A moment row is never replaced by a value the server certainly computed before
-///   the stored one, nor a confirmed value by one of unknown age (from a cache).
+/// - A moment or timeline row is never replaced by a value the server certainly
+///   computed before the stored one, nor a confirmed value by one of unknown age (from
+///   a cache).
 /// - Each save that writes moments or timelines announces them with `NOTIFY` from the
 ///   same transaction (nothing is announced that did not commit), tagged with this
 ///   instance's ``instanceID``, so the instance never applies its own changes. A moment
-///   whose save replaced a different value confirmed at an overlapping time is
-///   contested: announced to every instance, this one included, so the server settles
-///   which came last.
+///   or a timeline (its owner, list and `isLiked`s) whose save replaced a different
+///   value confirmed at an overlapping time is contested: announced to every instance,
+///   this one included, so the server settles which came last.
 /// - A connection lost during a call is opened again and the call retried once: every
 ///   call is a read or an idempotent write. A second loss throws
 ///   `PersistenceError.Code.connectionLost`.
@@ -125,7 +126,8 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
             try Self.transaction(on: connection) {
                 let written = try PostgresRows.write(batch, on: connection)
                 let announcement = ChangeAnnouncement(
-                    origin: instanceID, momentIDs: written.momentIDs, userIDs: batch.timelines.keys.sorted(), contested: written.contested
+                    origin: instanceID, momentIDs: written.momentIDs, userIDs: written.userIDs, contested: written.contested,
+                    contestedUsers: written.contestedUserIDs
                 )
                 for payload in announcement.payloads {
                     try connection.query("SELECT pg_notify($1, $2)", [channel, payload])

@@ -27,13 +27,18 @@ enum PostgresRows {
     struct Written {
         var momentIDs: [String] = []
         var contested: [String] = []
+        /// The timelines written (one the database holds a certainly newer value of is not).
+        var userIDs: [String] = []
+        /// Those among them whose write replaced a different value of unknown order.
+        var contestedUserIDs: [String] = []
     }
 
     /// Writes `batch` in the current transaction.
     static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> Written {
         let confirmed = (notBefore: batch.confirmedWithin?.notBefore.map(microseconds), notAfter: batch.confirmedWithin.map { microseconds($0.notAfter) })
         var released: [String] = []
-        let users = batch.timelines.keys.sorted()
+        var written = Written()
+        let users = try timelinesToWrite(batch, confirmed: confirmed, into: &written, on: connection)
         if !users.isEmpty {
             // The timeline rows first: their locks make instances writing the same
             // timeline take turns, so each one's DELETE below (a new snapshot) sees the
@@ -74,7 +79,6 @@ enum PostgresRows {
             let held = Set(momentIDs)
             released.removeAll { held.contains($0) }
         }
-        var written = Written()
         let ids = batch.moments.keys.sorted()
         if !ids.isEmpty {
             let values = try ids.map { id -> String in
@@ -121,6 +125,59 @@ enum PostgresRows {
         }
         try removeStoredOrphans(released, on: connection)
         return written
+    }
+
+    /// The users of `batch` whose timeline rows it replaces, in key order, their rows
+    /// locked: the database never goes back (a row the server certainly confirmed after
+    /// the incoming timeline was computed stays, and a timeline of unknown age never
+    /// replaces a confirmed one), and a replaced row holding a different owner, list or
+    /// `isLiked` of unknown order against the incoming one is contested.
+    private static func timelinesToWrite(
+        _ batch: PersistenceBatch, confirmed: (notBefore: Int64?, notAfter: Int64?), into written: inout Written, on connection: PostgresConnection
+    ) throws -> [String] {
+        let users = batch.timelines.keys.sorted()
+        guard !users.isEmpty else { return [] }
+        let keys = PostgresArray.literal(users.map(StoredID.encode))
+        let rows = try connection.query(
+            "SELECT user_id, owner::text, confirmed_not_before, confirmed_not_after FROM moments_timeline WHERE user_id = ANY($1::text[]) ORDER BY user_id FOR UPDATE",
+            [keys]
+        )
+        var stored: [String: (owner: String?, notBefore: Int64?, notAfter: Int64?, entries: [StoredTimeline.Entry])] = [:]
+        for row in 0..<rows.rowCount {
+            guard let key = rows.text(row, 0) else { continue }
+            stored[StoredID.decode(key)] = (rows.text(row, 1), rows.text(row, 2).flatMap { Int64($0) }, rows.text(row, 3).flatMap { Int64($0) }, [])
+        }
+        if !stored.isEmpty {
+            let entries = try connection.query(
+                "SELECT user_id, moment_id, is_liked FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) ORDER BY user_id, position", [keys]
+            )
+            for row in 0..<entries.rowCount {
+                guard let key = entries.text(row, 0), let momentID = entries.text(row, 1) else { continue }
+                stored[StoredID.decode(key)]?.entries.append(
+                    StoredTimeline.Entry(momentID: StoredID.decode(momentID), isLiked: entries.text(row, 2).map { $0 == "t" })
+                )
+            }
+        }
+        var replaced: [String] = []
+        for user in users {
+            guard let incoming = batch.timelines[user] else { continue }
+            if let old = stored[user] {
+                let replaces: Bool
+                if let notAfter = confirmed.notAfter {
+                    replaces = old.notBefore.map { $0 <= notAfter } ?? true
+                } else {
+                    replaces = old.notAfter == nil
+                }
+                guard replaces else { continue }
+                if let notBefore = confirmed.notBefore, let oldNotAfter = old.notAfter, oldNotAfter >= notBefore,
+                   old.entries != incoming.entries || old.owner != (try? json(incoming.userDetails)) {
+                    written.contestedUserIDs.append(user)
+                }
+            }
+            replaced.append(user)
+        }
+        written.userIDs = replaced
+        return replaced
     }
 
     private static func requireStored(_ batch: PersistenceBatch, users: [String], on connection: PostgresConnection) throws {
@@ -182,7 +239,7 @@ enum PostgresRows {
                 try decode(value, userID: userID, what: "moment \(entry.momentID.debugDescription)")
             }
         }
-        let moments = zip(decoded, entries).map { moment, entry in moment.viewed(by: userID, isLikedWithoutLikes: entry.isLiked) }
+        let moments = zip(decoded, entries).map { moment, entry in moment.withIsLiked(entry.isLiked) }
         return (MomentsDetails(userDetails: owner, moments: moments), interval(result, row: 0, from: 1))
     }
 
@@ -203,7 +260,7 @@ enum PostgresRows {
     /// one snapshot: every moment a timeline lists is among the commit's moments, with
     /// the age of its own row (see `SharedCommit`).
     static func committedState(
-        momentIDs: [String], userIDs: [String], contested: Set<String> = [], on connection: PostgresConnection
+        momentIDs: [String], userIDs: [String], contested: Set<String> = [], contestedUsers: Set<String> = [], on connection: PostgresConnection
     ) throws -> SharedCommit {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
@@ -211,7 +268,9 @@ enum PostgresRows {
             var ids = Set(momentIDs)
             for userID in userIDs.sorted() {
                 if let (details, interval) = try timeline(of: userID, on: connection) {
-                    commit.timelines.append(CommittedTimeline(userID: userID, details: details, confirmedWithin: interval))
+                    commit.timelines.append(CommittedTimeline(
+                        userID: userID, details: details, confirmedWithin: interval, isContested: contestedUsers.contains(userID)
+                    ))
                     ids.formUnion(details.moments.map(\.id))
                 }
             }

@@ -381,7 +381,7 @@ public actor SQLitePersistence: MomentsPersistence {
             guard !rows.isNull(at: 2) else { throw damaged("moment \(momentID.debugDescription) listed but not stored") }
             let moment = try SQLiteRows.readMoment(rows, from: 2, damaged: damaged)
             guard moment.id == momentID else { throw damaged("a moment stored under another id") }
-            moments.append(moment.viewed(by: userID, isLikedWithoutLikes: isLiked))
+            moments.append(moment.withIsLiked(isLiked))
         }
         let timeline = StoredTimeline(userDetails: userDetails, entries: entries)
         guard storedChecksum == ContentChecksum.of(timeline, userID: userID) else {

@@ -56,6 +56,46 @@ import Testing
         #expect(secondEvents.values.count == 3, "no contest, so nothing for the writer: \(secondEvents.values)")
     }
 
+    /// The same rules for a timeline (its owner, list and each `isLiked`): two instances
+    /// save the liker's timeline with different `isLiked`s confirmed at overlapping
+    /// times (likes of one user through two instances); both hear it is contested. A
+    /// timeline certainly older than the stored one is not written at all.
+    @Test func overlappingDifferentTimelinesAreContestedAndAnOlderOneIsNotWritten() async throws {
+        let database = try await PostgresServer.shared().createDatabase()
+        let first = try await PostgresPersistence(connectionString: database)
+        let second = try await PostgresPersistence(connectionString: database)
+        let firstEvents = StreamProbe(first.sharedChanges())
+        let secondEvents = StreamProbe(second.sharedChanges())
+        let timeline = try await Self.saveUnlikedTimeline(on: first)
+        _ = await secondEvents.waitFor(count: 1)
+        func contestedTimelines(_ event: SharedChangeEvent?) -> [String: Bool] {
+            guard case .committed(let commit)? = event else { return [:] }
+            return Dictionary(commit.timelines.map { ($0.userID, $0.isContested) }, uniquingKeysWith: { $0 || $1 })
+        }
+
+        var liked = timeline
+        liked.moments[0].isLiked = !(timeline.moments[0].isLiked ?? false)
+        var batch = PersistenceBatch(timelines: ["a": StoredTimeline(liked)])
+        batch.confirmedWithin = Self.interval(1_001, 1_003)
+        try await second.save(batch)
+        #expect(contestedTimelines(await firstEvents.waitFor(count: 2).last) == ["a": true])
+        #expect(contestedTimelines(await secondEvents.waitFor(count: 2).last) == ["a": true], "the writer hears of what it contested")
+        #expect(try await first.load(userID: "a")?.moments[0].isLiked == liked.moments[0].isLiked)
+
+        // Certainly older than the stored row (confirmed by 1,000.5): not written, not announced.
+        var older = PersistenceBatch(timelines: ["a": StoredTimeline(timeline)])
+        older.confirmedWithin = Self.interval(999, 1_000.5)
+        try await first.save(older)
+        #expect(try await second.load(userID: "a")?.moments[0].isLiked == liked.moments[0].isLiked)
+        // A later save is heard, so the older one would have been heard before it.
+        var later = PersistenceBatch(timelines: ["a": StoredTimeline(timeline)])
+        later.confirmedWithin = Self.interval(1_010, 1_011)
+        try await first.save(later)
+        #expect(contestedTimelines(await secondEvents.waitFor(count: 3).last) == ["a": false])
+        #expect(secondEvents.values.count == 3, "\(secondEvents.values)")
+        #expect(try await second.load(userID: "a")?.moments[0].isLiked == timeline.moments[0].isLiked)
+    }
+
     /// The contest is judged against the row as it is when the save takes its lock, not
     /// as it was when the save's statement began: a save waiting on another instance's
     /// uncommitted write of the same moment compares with what that write committed.

@@ -34,7 +34,7 @@ extension PersistenceConformance {
                         let entries = list.map { StoredTimeline.Entry(momentID: $0) }
                         try await persistence.save(PersistenceBatch(timelines: [user: StoredTimeline(userDetails: owner, entries: entries)]))
                     } else {
-                        let moments = list.map { SampleTimelines.moment(id: $0, owner: user).viewed(by: user, isLikedWithoutLikes: nil) }
+                        let moments = list.map { SampleTimelines.moment(id: $0, owner: user).withIsLiked(nil) }
                         try await persistence.save(MomentsDetails(userDetails: owner, moments: moments), for: user)
                     }
                     try expect(!shouldRefuse, "\(context): saving \(list) over \(old) should have been refused")

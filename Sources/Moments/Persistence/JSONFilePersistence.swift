@@ -115,7 +115,7 @@ public actor JSONFilePersistence: MomentsPersistence {
             guard var details = try reads.file(of: userID, using: read) else { continue }
             for (index, moment) in details.moments.enumerated() {
                 if let saved = batch.moments[moment.id] {
-                    details.moments[index] = saved.viewed(by: userID, isLikedWithoutLikes: moment.isLiked)
+                    details.moments[index] = saved.withIsLiked(moment.isLiked)
                 }
             }
             files[userID] = details
@@ -181,10 +181,8 @@ public actor JSONFilePersistence: MomentsPersistence {
             throw PersistenceError(code: .corruptedData, location: url.path, userID: userID,
                                    reason: "the file holds the timeline of another user")
         }
-        // `isLiked` follows `likes`, as for every persistence (files of version 1 may differ).
-        var details = file.details
-        details.moments = details.moments.map { $0.viewed(by: userID, isLikedWithoutLikes: $0.isLiked) }
-        return details
+        // `isLiked` is the owner's, as saved with the timeline.
+        return file.details
     }
 
     private func write(_ details: MomentsDetails, for userID: String) throws {

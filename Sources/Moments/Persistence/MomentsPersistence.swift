@@ -8,9 +8,9 @@
 ///   batch or after it, never a part of it (``JSONFilePersistence`` writes one file per
 ///   user, each all or nothing: see its documentation);
 /// - show a saved moment in every timeline that holds it;
-/// - derive `isLiked` of a moment in user *u*'s timeline from the moment's `likes` (*u*
-///   is among them) whenever the moment has `likes`, and use the `isLiked` saved with
-///   the timeline only for moments without `likes`;
+/// - give a moment in user *u*'s timeline the `isLiked` saved with *u*'s timeline entry
+///   (the server's answer for that viewer), never one derived from `likes`: what
+///   `isLiked` means is the server's to say, and a save of the moment alone leaves it;
 /// - keep a moment while at least one timeline holds it, and only then;
 /// - keep users apart: one user's damaged data never hides another's;
 /// - report every failure as ``PersistenceError``.
@@ -68,7 +68,7 @@ public struct PersistenceBatch: Sendable, Hashable {
     /// Timelines to replace, by user id.
     public var timelines: [String: StoredTimeline]
     /// Moments to replace wherever they stand, by id. Their `isLiked` is ignored: it
-    /// belongs to each timeline (see ``MomentsPersistence``).
+    /// belongs to each timeline entry (see ``MomentsPersistence``).
     public var moments: [String: Moment]
     /// When the server computed what the batch holds, if the store knows (an answer
     /// from the server); `nil` for values of unknown age. Storage shared between
@@ -107,14 +107,13 @@ public struct PersistenceBatch: Sendable, Hashable {
 }
 
 /// A user's timeline as persistence keeps it: the user's details and the ids of their
-/// moments in order, each with the `isLiked` the server gave for moments without likes.
+/// moments in order, each with the `isLiked` the server gave this user.
 public struct StoredTimeline: Sendable, Hashable {
     /// One position of the timeline.
     public struct Entry: Sendable, Hashable {
         /// The moment's id.
         public var momentID: String
-        /// Whether the timeline's owner liked it, as the server said; used only while the
-        /// moment has no `likes`.
+        /// `isLiked` of the moment as the server answered it to the timeline's owner.
         public var isLiked: Bool?
 
         /// An entry for `momentID`.
@@ -155,22 +154,17 @@ public struct StoredTimeline: Sendable, Hashable {
         moments.reserveCapacity(entries.count)
         for entry in entries {
             guard let record = try moment(entry.momentID) else { return nil }
-            moments.append(record.viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+            moments.append(record.withIsLiked(entry.isLiked))
         }
         return MomentsDetails(userDetails: userDetails, moments: moments)
     }
 }
 
 extension Moment {
-    /// This moment as `userID`'s timeline shows it: `isLiked` is whether `userID` is in
-    /// `likes`, or `isLikedWithoutLikes` when the moment has no `likes`.
-    public func viewed(by userID: String, isLikedWithoutLikes: Bool?) -> Moment {
+    /// This moment with `isLiked` set to `isLiked` (a timeline entry's, for its owner).
+    public func withIsLiked(_ isLiked: Bool?) -> Moment {
         var moment = self
-        if let likes {
-            moment.isLiked = likes.contains { $0.id == userID }
-        } else {
-            moment.isLiked = isLikedWithoutLikes
-        }
+        moment.isLiked = isLiked
         return moment
     }
 }

@@ -102,11 +102,13 @@ public struct TimelineChange: Sendable, Hashable {
     public let changed: [String]
 }
 
-/// A moment changed, in every timeline that holds it.
+/// A moment changed, as some users see it: every holder for a change of its confirmed
+/// value, the liker alone for a like in flight (and its rollback), the owner alone for a
+/// change of their `isLiked`.
 public struct MomentChange: Sendable, Hashable {
     /// How settled the new value is.
     public enum Phase: String, Sendable, Hashable, CustomStringConvertible {
-        /// It includes a like still in flight.
+        /// It includes the liker's like still in flight (seen by the liker alone).
         case optimistic
         /// It is the server's state: a like's answer, a refresh, or another instance.
         case confirmed
@@ -117,20 +119,38 @@ public struct MomentChange: Sendable, Hashable {
         public var description: String { rawValue }
     }
 
-    /// The moment as subscribers now see it, with `isLiked` `nil`: use
-    /// ``moment(for:)`` for the moment as one user's timeline shows it.
+    /// The moment as ``holders`` see it, with `isLiked` `nil` (it belongs to each
+    /// viewer): the confirmed value, or for an optimistic or rolled-back change the
+    /// moment as the liker sees it. Use ``moment(for:)`` for one user's view.
     public let moment: Moment
     /// How settled ``moment`` is.
     public let phase: Phase
     /// The user whose like (or its answer, or its failure) caused the change; `nil`
     /// for an answer of a refresh.
     public let likedBy: String?
-    /// The users in memory whose timelines hold the moment.
+    /// The users in memory whose view of the moment changed.
     public let holders: Set<String>
+    /// Each holder's `isLiked`, as that user's newest answer gave it (absent: unknown).
+    private let isLiked: [String: Bool]
+    /// The whole view of holders whose own like of the moment is in flight.
+    private let views: [String: Moment]
 
-    /// The moment as `userID`'s timeline shows it: `isLiked` is whether `userID` is among
-    /// its `likes` (`nil` when likes are unknown).
+    package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, isLiked: [String: Bool] = [:], views: [String: Moment] = [:]) {
+        self.moment = moment
+        self.phase = phase
+        self.likedBy = likedBy
+        self.holders = holders
+        self.isLiked = isLiked
+        self.views = views
+    }
+
+    /// The moment as `userID`'s timeline shows it: ``moment`` with `isLiked` as that
+    /// user's newest answer gave it (never derived from `likes`: the server decides what
+    /// `isLiked` means), and the user's own like in flight, if any.
     public func moment(for userID: String) -> Moment {
-        moment.viewed(by: userID, isLikedWithoutLikes: nil)
+        if let view = views[userID] { return view }
+        var moment = self.moment
+        moment.isLiked = isLiked[userID]
+        return moment
     }
 }

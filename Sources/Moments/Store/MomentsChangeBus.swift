@@ -8,9 +8,10 @@ public import Foundation
 /// - deliver only changes that committed, and never the receiving instance's own
 ///   (no echo loops), except a moment the storage found contested (below), which goes
 ///   to every instance, the writer included;
-/// - mark a moment contested when a save replaced a different value of it whose order
-///   against the saved one cannot be known (their confirmation intervals overlap): two
-///   instances confirmed concurrent changes, and only the server knows which came last;
+/// - mark a moment or a timeline contested when a save replaced a different value of it
+///   whose order against the saved one cannot be known (their confirmation intervals
+///   overlap): two instances confirmed concurrent changes (likes of one user through two
+///   instances, say), and only the server knows which came last;
 /// - carry, with each moment and timeline, when the server confirmed it
 ///   (``ConfirmationInterval``), so receivers can order it against their own answers;
 /// - report ``SharedChangeEvent/interrupted`` whenever events may have been lost (a
@@ -76,15 +77,19 @@ public struct CommittedTimeline: Sendable, Hashable {
     public var userID: String
     /// The timeline as its owner sees it.
     public var details: MomentsDetails
-    /// When the server computed the list and the owner's details (not the moments:
-    /// see ``SharedCommit``); `nil` if unknown.
+    /// When the server computed the list, the owner's details and the owner's `isLiked`
+    /// of each moment (not the moments: see ``SharedCommit``); `nil` if unknown.
     public var confirmedWithin: ConfirmationInterval?
+    /// Whether the save replaced a different value of unknown order against this one:
+    /// every instance asks the server for the timeline again.
+    public var isContested: Bool
 
-    /// `userID`'s timeline `details`, confirmed within `interval`.
-    public init(userID: String, details: MomentsDetails, confirmedWithin interval: ConfirmationInterval?) {
+    /// `userID`'s timeline `details`, confirmed within `interval`, contested or not.
+    public init(userID: String, details: MomentsDetails, confirmedWithin interval: ConfirmationInterval?, isContested: Bool = false) {
         self.userID = userID
         self.details = details
         self.confirmedWithin = interval
+        self.isContested = isContested
     }
 }
 

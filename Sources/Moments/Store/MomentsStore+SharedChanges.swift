@@ -72,6 +72,14 @@ extension MomentsStore {
                 log(.warning, "ignored a shared timeline the store refuses", userID: timeline.userID, error: error)
             }
         }
+        // After applying them: a contested timeline is written again whatever it changes.
+        for timeline in commit.timelines where timeline.isContested {
+            // Contested: the server settles it, whether or not this store holds it (a
+            // refresh of a timeline not in memory loads it, then writes the answer).
+            state.noteContestedTimeline(timeline.userID)
+            debug("another instance's save of the timeline contested a value of unknown order; refetching", userID: timeline.userID)
+            scheduleConvergence(timeline.userID, since: .now)
+        }
         for committed in commit.moments {
             let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
             var applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }

@@ -332,9 +332,10 @@ public actor MomentsStore {
             likeCalls += 1
             generation = likeCalls
             let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
+            // Shown to the liker alone: other users see it once the server confirms it.
             if state.setIntent(intent, on: momentID) {
-                publishMoment(momentID, likedBy: userID, phase: nil)
-                publishSnapshots(momentIDs: [momentID], owner: nil)
+                publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
+                publishSnapshots(to: [userID])
             }
         }
 
@@ -367,7 +368,7 @@ public actor MomentsStore {
                 endLike(key, link: link, generation: generation, failed: true)
                 throw error
             }
-            endLike(key, link: link, generation: generation, failed: false)
+            endLike(key, link: link, generation: generation, failed: false, answerChangedLikersView: applied.likersViewChanged)
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
@@ -381,7 +382,7 @@ public actor MomentsStore {
 
     /// Ends one like call: its chain link, and its intent unless a later call replaced it
     /// (emitting the confirmed value, or the rollback).
-    private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool) {
+    private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool, answerChangedLikersView: Bool = false) {
         if likeChains[key] === link { likeChains[key] = nil }
         if failed, deferredLikers.remove(key) != nil {
             // An answer's difference was waiting on this like, which may or may not have
@@ -394,11 +395,14 @@ public actor MomentsStore {
             debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
             scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
         }
-        guard let generation else { return }
-        let (removed, changed) = state.removeIntent(key.userID, from: key.momentID, generation: generation)
-        guard removed else { return }
-        publishMoment(key.momentID, likedBy: key.userID, phase: failed ? .rolledBack : .confirmed)
-        if changed { publishSnapshots(momentIDs: [key.momentID], owner: nil) }
+        let (removed, changed) = generation.map { state.removeIntent(key.userID, from: key.momentID, generation: $0) } ?? (false, false)
+        if removed {
+            publishMoment(key.momentID, likedBy: key.userID, phase: failed ? .rolledBack : .confirmed, audience: .only(key.userID))
+        } else if answerChangedLikersView {
+            // A later call's like is still shown on top of what the answer changed.
+            publishMoment(key.momentID, likedBy: key.userID, phase: .optimistic, audience: .only(key.userID))
+        }
+        if changed || answerChangedLikersView { publishSnapshots(to: [key.userID]) }
     }
 
     private func invalidateCachedTimelines(holding momentID: String, liker: String) async {
@@ -512,34 +516,47 @@ public actor MomentsStore {
 
     // MARK: - Emitting
 
+    /// Emits what applying an answer for `userID`'s timeline changed: each moment whose
+    /// confirmed value changed, to every holder (but to the liker, while their own like
+    /// of it is still in flight: its end emits it to them); each moment whose `isLiked`
+    /// changed for `userID` alone, to them; then the timeline's change; then snapshots.
     func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
-        for id in applied.changedMoments where id != likedMoment || state.intentGeneration(of: userID, on: id) == nil {
-            publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: nil)
+        let pendingLike = likedMoment.flatMap { state.intentGeneration(of: userID, on: $0) != nil ? $0 : nil }
+        var users: Set<String> = []
+        for id in applied.changedMoments {
+            let audience: StoreState.Audience = id == pendingLike ? .holdersExcept(userID) : .holders
+            if let change = publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: audience) {
+                if users.isEmpty { users = change.holders } else { users.formUnion(change.holders) }
+            }
+        }
+        var ownerChanged = applied.timeline != nil
+        if !applied.changedEntries.isEmpty {
+            // A moment whose confirmed value changed too went out to every holder above.
+            let changedNow = Set(applied.changedMoments)
+            for id in applied.changedEntries where id != pendingLike {
+                ownerChanged = true
+                if !changedNow.contains(id) {
+                    publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: .only(userID))
+                }
+            }
         }
         if let timeline = applied.timeline { feed.publish(.timeline(timeline)) }
-        publishSnapshots(momentIDs: applied.changedMoments, owner: applied.timeline == nil ? nil : userID)
+        if ownerChanged, !userID.isEmpty { users.insert(userID) }
+        publishSnapshots(to: users)
     }
 
-    /// Emits a moment change: `phase`, or optimistic/confirmed from the likes in flight.
-    private func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase?) {
-        guard let (moment, hasIntents, holders) = state.displayedMomentWithHolders(momentID) else { return }
-        let settled = hasIntents ? MomentChange.Phase.optimistic : (phase ?? .confirmed)
-        feed.publish(.moment(MomentChange(moment: moment, phase: settled, likedBy: likedBy, holders: holders)))
+    /// Emits the change of `momentID` as `audience` sees it; returns it.
+    @discardableResult
+    private func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase, audience: StoreState.Audience) -> MomentChange? {
+        guard let change = state.momentChange(momentID, phase: phase, likedBy: likedBy, audience: audience) else { return nil }
+        feed.publish(.moment(change))
+        return change
     }
 
-    /// Sends a new snapshot to the subscribers of every timeline holding one of
-    /// `momentIDs`, and of `owner`'s.
-    func publishSnapshots(momentIDs: [String], owner: String?) {
-        let candidates: Set<String>
-        if owner == nil, momentIDs.count == 1 {
-            candidates = state.holders(of: momentIDs[0])
-        } else {
-            guard !momentIDs.isEmpty || owner != nil, !snapshots.isEmpty else { return }
-            var users: Set<String> = owner.map { [$0] } ?? []
-            for id in momentIDs { users.formUnion(state.holders(of: id)) }
-            candidates = users
-        }
-        for (user, continuations) in snapshots.subscribers(among: candidates) {
+    /// Sends a new snapshot to the subscribers of each of `users`' timelines.
+    func publishSnapshots(to users: Set<String>) {
+        guard !users.isEmpty, !snapshots.isEmpty else { return }
+        for (user, continuations) in snapshots.subscribers(among: users) {
             guard let details = state.displayedTimeline(user) else { continue }
             for continuation in continuations { continuation.yield(details) }
         }

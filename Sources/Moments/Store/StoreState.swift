@@ -25,8 +25,14 @@ final class StoreState {
 
     /// What applying an answer changed.
     struct Applied {
-        /// Moments already in memory whose value as subscribers see it changed.
+        /// Moments already in memory whose confirmed value (shared by every holder) changed.
         var changedMoments: [String] = []
+        /// Whether the answer to a like changed the liked moment as the liker sees it
+        /// beneath their like in flight (another user's like in `likes`, say).
+        var likersViewChanged = false
+        /// Moments whose `isLiked` changed for the answer's owner alone (the answer's
+        /// viewer), in a timeline that kept them.
+        var changedEntries: [String] = []
         /// The timeline's change, if it appeared or its owner or list changed.
         var timeline: TimelineChange?
         /// The answer conflicts with what the store holds in a way only the server can
@@ -74,24 +80,61 @@ final class StoreState {
 
     // MARK: - Reading
 
-    /// A moment as subscribers see it (confirmed value and likes in flight), with
-    /// `isLiked` `nil`.
-    func displayedMoment(_ id: String) -> Moment? {
-        records[id].map(displayed)
+    /// A moment's confirmed value, shared by every timeline holding it (content and
+    /// `likes`; `isLiked` `nil`, since it belongs to each viewer).
+    func confirmedMoment(_ id: String) -> Moment? {
+        records[id]?.value
     }
 
-    /// A moment as subscribers see it (with `isLiked` `nil`), whether likes are in flight
-    /// on it, and the users in memory whose timelines hold it: one lookup for a change.
-    func displayedMomentWithHolders(_ id: String) -> (moment: Moment, hasIntents: Bool, holders: Set<String>)? {
-        guard let record = records[id] else { return nil }
-        return (displayed(record), !record.intents.isEmpty, record.holders)
+    /// Who sees a moment change.
+    enum Audience {
+        /// Every user in memory whose timeline holds it.
+        case holders
+        /// Every holder but one (whose own like in flight hides the change for now).
+        case holdersExcept(String)
+        /// One user: the liker, for their own like in flight, or the owner of a timeline
+        /// whose `isLiked` of the moment changed.
+        case only(String)
     }
 
-    /// `record`'s moment as subscribers see it, with `isLiked` `nil`.
-    private func displayed(_ record: MomentRecord) -> Moment {
+    /// The change of `momentID` as `audience` sees it now, each user with their own
+    /// `isLiked` and their own like in flight; `nil` if the store holds no such moment.
+    func momentChange(_ momentID: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience) -> MomentChange? {
+        guard let record = records[momentID] else { return nil }
+        var users: Set<String>
+        switch audience {
+        case .holders: users = record.holders
+        case .holdersExcept(let userID):
+            users = record.holders
+            users.remove(userID)
+        case .only(let userID): users = record.holders.contains(userID) ? [userID] : []
+        }
+        // A change no one sees is not a change (every holder's: kept, as before, for a
+        // moment no timeline in memory holds).
+        if users.isEmpty, case .holders = audience {} else if users.isEmpty { return nil }
+        var isLiked: [String: Bool] = [:]
+        var views: [String: Moment] = [:]
+        for user in users {
+            let liked = entryIsLiked(of: user, on: momentID)
+            if !record.intents.isEmpty, record.intents.contains(where: { $0.liker.id == user }) {
+                views[user] = view(record, isLiked: liked, by: user)
+            } else if let liked {
+                isLiked[user] = liked
+            }
+        }
+        // The confirmed value, but for an optimistic change: the liker's view.
         var moment = record.value
-        for intent in record.intents { moment.setLike(intent.isLiked, by: intent.liker) }
-        return moment
+        if phase == .optimistic, case .only(let userID) = audience, let own = views[userID] {
+            moment = own
+            moment.isLiked = nil
+        }
+        return MomentChange(moment: moment, phase: phase, likedBy: likedBy, holders: users, isLiked: isLiked, views: views)
+    }
+
+    /// `userID`'s `isLiked` of `momentID` as their newest answer gave it (`nil` if unknown).
+    private func entryIsLiked(of userID: String, on momentID: String) -> Bool? {
+        guard let timeline = timelines[userID], let index = timeline.position(of: momentID) else { return nil }
+        return timeline.entries[index].isLiked
     }
 
     /// `userID`'s timeline as subscribers see it (assembled once per change).
@@ -108,7 +151,7 @@ final class StoreState {
     }
 
     /// Assembles the snapshot from the last one, rebuilding only the moments whose
-    /// records changed since.
+    /// records (or `isLiked`) changed since.
     private func assembleTimeline(_ userID: String) -> MomentsDetails? {
         guard let timeline = timelines[userID] else { return nil }
         let entries = timeline.entries
@@ -121,10 +164,10 @@ final class StoreState {
             moments = []
             moments.reserveCapacity(members.count)
             revisions = members.map(\.revision)
-            for index in members.indices { moments.append(view(members[index], entries[index], by: userID)) }
+            for index in members.indices { moments.append(view(members[index], isLiked: entries[index].isLiked, by: userID)) }
         } else {
             for index in members.indices where members[index].revision != revisions[index] {
-                moments[index] = view(members[index], entries[index], by: userID)
+                moments[index] = view(members[index], isLiked: entries[index].isLiked, by: userID)
                 revisions[index] = members[index].revision
             }
         }
@@ -133,13 +176,15 @@ final class StoreState {
         return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
     }
 
-    /// `record`'s moment as `userID`, whose timeline lists it at `entry`, sees it.
-    private func view(_ record: MomentRecord, _ entry: StoredTimeline.Entry, by userID: String) -> Moment {
-        var moment = displayed(record)
-        if let likes = moment.likes {
-            moment.isLiked = likes.contains { $0.id == userID }
-        } else {
-            moment.isLiked = entry.isLiked
+    /// `record`'s moment as `userID` sees it: the confirmed value with `isLiked` as the
+    /// user's newest answer gave it, and the user's own like in flight on top (a like in
+    /// flight is shown to its liker alone; others see it once the server confirms it).
+    private func view(_ record: MomentRecord, isLiked: Bool?, by userID: String) -> Moment {
+        var moment = record.value
+        moment.isLiked = isLiked
+        if !record.intents.isEmpty, let intent = record.intents.first(where: { $0.liker.id == userID }) {
+            moment.setLike(intent.isLiked, by: intent.liker)
+            moment.isLiked = intent.isLiked
         }
         return moment
     }
@@ -231,14 +276,16 @@ final class StoreState {
                 continue
             }
             if !sameList { members.append(record) }
-            let displayedBefore = record.intents.isEmpty ? nil : displayed(record)
+            // The liker's view of the moment their like mutated, while their like is still
+            // shown on top: the like's end emits it, if this answer changed it.
+            let likerViewBefore = momentPin != nil && record.intents.contains(where: { $0.liker.id == userID })
+                ? view(record, isLiked: nil, by: userID) : nil
             let merge = record.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
                 isLikeInFlight(LikeKey(userID: liker, momentID: id))
             }
             if merge.changed {
-                if displayedBefore == nil || displayed(record) != displayedBefore {
-                    applied.changedMoments.append(id)
-                }
+                if let likerViewBefore, view(record, isLiked: nil, by: userID) != likerViewBefore { applied.likersViewChanged = true }
+                applied.changedMoments.append(id)
                 if persists { applied.batch.moments[id] = record.value }
             }
             if isShared {
@@ -266,34 +313,42 @@ final class StoreState {
             for record in members { record.holders.insert(userID) }
             applied.timeline = TimelineChange(
                 userID: userID, reason: .loaded, userDetails: details.userDetails, momentIDs: entries.map(\.momentID),
-                inserted: zip(entries, members).map { displayed($1).viewed(by: userID, isLikedWithoutLikes: $0.isLiked) },
+                inserted: zip(entries, members).map { view($1, isLiked: $0.isLiked, by: userID) },
                 removed: [], changed: applied.changedMoments
             )
             if persists { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
             return applied
         }
         timeline.lastUse = useClock
-        let sameTimeline = sameList && timeline.userDetails == details.userDetails
-        // Whether the timeline now holds the answer's owner and list.
+        // The timeline's register is its owner, its list and the owner's `isLiked` of
+        // each moment: what the server answered for this viewer.
+        let sameOwnerAndList = sameList && timeline.userDetails == details.userDetails
+        var differingIsLiked: [Int] = []
+        if sameList {
+            for index in moments.indices where timeline.entries[index].isLiked != moments[index].isLiked { differingIsLiked.append(index) }
+        }
+        let sameTimeline = sameOwnerAndList && differingIsLiked.isEmpty
+        // Whether the timeline now holds the answer's owner, list and `isLiked`s.
         var holdsAnswer = sameTimeline
         if evidence.isCertainlyNewer(than: timeline.evidence) {
             timeline.evidence = evidence
             holdsAnswer = true
-            // `isLiked` as the server gave it matters only for moments without likes.
-            let sameFallbacks = sameTimeline && zip(timeline.entries, details.moments).allSatisfy { entry, moment in
-                moment.likes != nil || entry.isLiked == moment.isLiked
-            }
-            if !sameFallbacks {
+            if sameOwnerAndList {
+                for index in differingIsLiked {
+                    timeline.setIsLiked(moments[index].isLiked, at: index)
+                    applied.changedEntries.append(moments[index].id)
+                }
+            } else {
                 let oldEntries = timeline.entries
                 let oldMembers = timeline.members
                 timeline.userDetails = details.userDetails
-                timeline.entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
-                if !sameList { timeline.members = members }
-                if !sameTimeline {
-                    applied.timeline = replaced(oldEntries, oldMembers, with: timeline, for: userID, changed: applied.changedMoments)
-                }
-                if persists { applied.batch.timelines[userID] = timeline.stored }
+                timeline.replaceList(with: details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) },
+                                     members: sameList ? nil : members)
+                let change = replaced(oldEntries, oldMembers, with: timeline, for: userID, changed: applied.changedMoments)
+                applied.timeline = change.timeline
+                applied.changedEntries = change.isLikedChanged
             }
+            if !sameTimeline, persists { applied.batch.timelines[userID] = timeline.stored }
         } else if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
             applied.needsConvergence = true
         }
@@ -305,6 +360,11 @@ final class StoreState {
                 applied.needsConvergence = true
             }
         } else if persists, case .server = source, holdsAnswer, !divergentTimelines.isEmpty, divergentTimelines.remove(userID) != nil {
+            applied.batch.timelines[userID] = timeline.stored
+        } else if persists, !likesAreExclusive, pinnedID != nil, holdsAnswer {
+            // A like's answer in storage shared with other instances: the liker's timeline
+            // (its `isLiked`) is written even when nothing changed here, since another
+            // instance may have written a different value of the same register.
             applied.batch.timelines[userID] = timeline.stored
         }
         // Records made for moments this timeline did not take are not persisted.
@@ -399,13 +459,12 @@ final class StoreState {
     func applyShared(_ moment: Moment, evidence: Evidence, isLikeInFlight: (LikeKey) -> Bool) -> Applied {
         var applied = Applied()
         guard let record = records[moment.id] else { return applied }
-        let displayedBefore = displayedMoment(moment.id)
         let merge = record.merge(moment, evidence: evidence, pin: nil, likesAreExclusive: likesAreExclusive) { liker in
             isLikeInFlight(LikeKey(userID: liker, momentID: moment.id))
         }
         if merge.changed {
             version &+= 1
-            if displayedMoment(moment.id) != displayedBefore { applied.changedMoments.append(moment.id) }
+            applied.changedMoments.append(moment.id)
         }
         let noted = noteShared(moment)
         applied.needsConvergence = merge.isAmbiguous || noted.settleNow
@@ -448,6 +507,12 @@ final class StoreState {
         return true
     }
 
+    /// Notes that shared storage holds a contested value of `userID`'s timeline: the
+    /// server's next answer for it is written whatever it changes here.
+    func noteContestedTimeline(_ userID: String) {
+        divergentTimelines.insert(userID)
+    }
+
     /// Whether `moment` is the moment a like of this store just confirmed, in storage
     /// shared with other instances: written even when nothing changed here, since
     /// another instance may have written a different value of the same register.
@@ -471,50 +536,60 @@ final class StoreState {
     }
 
     /// The change from `oldEntries` (with their records) to `new`'s list, with the
-    /// holders updated. Membership is found by marking records, without hashing ids.
+    /// holders updated, and the kept moments whose `isLiked` changed. Membership (and a
+    /// kept moment's old `isLiked`) is found by marking records, without hashing ids.
     private func replaced(
         _ oldEntries: [StoredTimeline.Entry], _ oldMembers: [MomentRecord], with new: TimelineRecord, for userID: String, changed: [String]
-    ) -> TimelineChange {
-        markClock &+= 2
-        let inOld = markClock - 1
+    ) -> (timeline: TimelineChange, isLikedChanged: [String]) {
+        // Stamps: in the old list with `isLiked` nil, false or true; in both lists.
+        markClock &+= 4
+        let inOld = markClock - 3
         let inBoth = markClock
-        for record in oldMembers { record.mark = inOld }
+        func stamp(_ isLiked: Bool?) -> UInt64 { inOld + (isLiked.map { $0 ? 2 : 1 } ?? 0) }
+        for (entry, record) in zip(oldEntries, oldMembers) { record.mark = stamp(entry.isLiked) }
         var inserted: [Moment] = []
+        var isLikedChanged: [String] = []
         for (entry, record) in zip(new.entries, new.members) {
-            if record.mark == inOld {
+            if record.mark >= inOld, record.mark < inBoth {
+                if record.mark != stamp(entry.isLiked) { isLikedChanged.append(entry.momentID) }
                 record.mark = inBoth
             } else {
                 record.holders.insert(userID)
-                inserted.append(displayed(record).viewed(by: userID, isLikedWithoutLikes: entry.isLiked))
+                inserted.append(view(record, isLiked: entry.isLiked, by: userID))
             }
         }
         var removed: [String] = []
-        for (entry, record) in zip(oldEntries, oldMembers) where record.mark == inOld {
+        for (entry, record) in zip(oldEntries, oldMembers) where record.mark != inBoth {
             removed.append(entry.momentID)
             release(entry.momentID, from: userID)
         }
-        let kept = changed.filter { records[$0]?.mark == inBoth }
-        return TimelineChange(
+        let changedNow = Set(changed)
+        let kept = changed.filter { records[$0]?.mark == inBoth } + isLikedChanged.filter { !changedNow.contains($0) }
+        let timeline = TimelineChange(
             userID: userID, reason: .replaced, userDetails: new.userDetails, momentIDs: new.entries.map(\.momentID),
             inserted: inserted, removed: removed, changed: kept
         )
+        return (timeline, isLikedChanged)
     }
 
     // MARK: - Likes in flight
 
-    /// Shows `intent` for `momentID` until ``removeIntent(_:from:generation:)``;
-    /// returns whether the displayed moment changed.
+    /// Shows `intent` for `momentID` to its liker alone until
+    /// ``removeIntent(_:from:generation:)``; returns whether the moment as the liker sees
+    /// it changed.
     func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
         guard let record = records[momentID] else { return false }
         version &+= 1
-        let before = displayed(record)
+        let liker = intent.liker.id
+        let isLiked = entryIsLiked(of: liker, on: momentID)
+        let before = view(record, isLiked: isLiked, by: liker)
         record.revision &+= 1
-        if let index = record.intents.firstIndex(where: { $0.liker.id == intent.liker.id }) {
+        if let index = record.intents.firstIndex(where: { $0.liker.id == liker }) {
             record.intents[index] = intent
         } else {
             record.intents.append(intent)
         }
-        return displayed(record) != before
+        return view(record, isLiked: isLiked, by: liker) != before
     }
 
     /// The generation of `likerID`'s like in flight on `momentID`, if any.
@@ -523,16 +598,17 @@ final class StoreState {
     }
 
     /// Takes back `likerID`'s like on `momentID` if it is still call `generation`'s;
-    /// returns whether it was, and whether the displayed moment changed.
+    /// returns whether it was, and whether the moment as the liker sees it changed.
     func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
         guard let record = records[momentID], record.intents.first(where: { $0.liker.id == likerID })?.generation == generation else {
             return (false, false)
         }
         version &+= 1
-        let before = displayed(record)
+        let isLiked = entryIsLiked(of: likerID, on: momentID)
+        let before = view(record, isLiked: isLiked, by: likerID)
         record.revision &+= 1
         record.intents.removeAll { $0.liker.id == likerID }
-        let changed = displayed(record) != before
+        let changed = view(record, isLiked: isLiked, by: likerID) != before
         retireIfUnused(momentID)
         return (true, changed)
     }

@@ -5,25 +5,25 @@
 /// ``MomentRecord``.
 final class TimelineRecord {
     var userDetails: UserDetails
-    /// The moments' ids in order, each with the `isLiked` the server gave, which counts
-    /// only while the moment has no `likes`.
-    var entries: [StoredTimeline.Entry] {
-        didSet { forgetShown() }
-    }
+    /// The moments' ids in order, each with `isLiked` as the owner's newest answer gave
+    /// it (the value belongs to the viewer: the store never derives it from `likes`).
+    private(set) var entries: [StoredTimeline.Entry]
     /// The records of `entries`' moments, in the same order, so a snapshot is assembled
     /// without looking each one up. A record is never replaced while a timeline holds
     /// it (it is created only for an id with no record, and dropped only once no
     /// timeline holds it).
-    var members: [MomentRecord] {
-        didSet { forgetShown() }
-    }
+    private(set) var members: [MomentRecord]
     /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
-    /// then (empty until first assembled, and after `entries` or `members` change).
+    /// then (empty until first assembled, and after the list changes; a revision of
+    /// `UInt64.max` marks a moment whose `isLiked` changed since).
     var shown: [Moment] = []
     var shownRevisions: [UInt64] = []
     var evidence: Evidence
     /// For least-recently-used eviction.
     var lastUse: UInt64
+    /// Each listed moment's index in `entries`, built when first asked for after the list
+    /// changed (to tell another holder's `isLiked` when a shared moment changes).
+    private var positions: [String: Int]?
 
     init(userDetails: UserDetails, entries: [StoredTimeline.Entry], members: [MomentRecord], evidence: Evidence, lastUse: UInt64) {
         self.userDetails = userDetails
@@ -33,9 +33,29 @@ final class TimelineRecord {
         self.lastUse = lastUse
     }
 
-    private func forgetShown() {
+    /// Replaces the list (and its records, unless `members` is `nil`: the same list).
+    func replaceList(with entries: [StoredTimeline.Entry], members: [MomentRecord]?) {
+        self.entries = entries
+        if let members { self.members = members }
         shown = []
         shownRevisions = []
+        positions = nil
+    }
+
+    /// Sets the owner's `isLiked` of the moment at `index`, as a newer answer gave it.
+    func setIsLiked(_ isLiked: Bool?, at index: Int) {
+        entries[index].isLiked = isLiked
+        if index < shownRevisions.count { shownRevisions[index] = .max }
+    }
+
+    /// The index of `momentID` in the list, if the timeline holds it.
+    func position(of momentID: String) -> Int? {
+        if let positions { return positions[momentID] }
+        var built: [String: Int] = [:]
+        built.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() { built[entry.momentID] = index }
+        positions = built
+        return built[momentID]
     }
 
     var stored: StoredTimeline { StoredTimeline(userDetails: userDetails, entries: entries) }

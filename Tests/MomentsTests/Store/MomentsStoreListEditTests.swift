@@ -5,8 +5,8 @@ import Testing
 /// Timelines whose lists change from answer to answer (a moment added, dropped, moved,
 /// listed twice, or a new list), over moments several users share: after each answer
 /// every timeline, in memory and persisted, lists its user's last accepted list, each
-/// moment with the last value any answer gave it; an answer naming a moment twice
-/// changes nothing.
+/// moment with the last value any answer gave it (and `isLiked` as the user's own last
+/// answer gave it); an answer naming a moment twice changes nothing.
 @Suite struct MomentsStoreListEditTests {
     static let users = ["a", "b", "c"]
     static let ids = (0..<8).map { "e\($0)" }
@@ -34,6 +34,8 @@ import Testing
         let store = MomentsStore(service: service, persistence: persistence)
         var lists: [String: [String]] = [:]
         var likers: [String: [String]] = [:]
+        /// Each user's `isLiked` of each moment, as their last accepted answer gave it.
+        var isLiked: [String: [String: Bool?]] = [:]
 
         for step in 0..<300 {
             let context = "seed \(seed) step \(step)"
@@ -59,10 +61,13 @@ import Testing
                 #expect(details == answer, "\(context): \(user) shows \(details.moments.map(\.id)), expected \(list)")
                 lists[user] = list
                 likers = answered
+                for moment in answer.moments { isLiked[user, default: [:]][moment.id] = moment.isLiked }
             }
             for user in Self.users {
                 let expected = lists[user].map { list in
-                    Fixtures.timeline(user: user, moments: list.map { Fixtures.moment($0, likedBy: likers[$0] ?? [], viewer: user) })
+                    Fixtures.timeline(user: user, moments: list.map {
+                        Fixtures.moment($0, likedBy: likers[$0] ?? [], viewer: user).withIsLiked(isLiked[user]?[$0] ?? nil)
+                    })
                 }
                 #expect(try await store.details(for: user) == expected, "\(context): \(user) in memory")
                 #expect(await persistence.load(userID: user) == expected, "\(context): \(user) persisted")

@@ -2,10 +2,11 @@ import Foundation
 import Moments
 
 /// Storage that several simulated instances share, with the rules `PostgresPersistence`
-/// keeps: a moment row is replaced only by a value not certainly older than it (a value
-/// of unknown age only replaces another of unknown age), a moment no timeline holds is
-/// not kept, and each save announces what it wrote to every other instance (and to the
-/// writer too, for moments whose save replaced a different value of unknown order).
+/// keeps: a moment or timeline row is replaced only by a value not certainly older than
+/// it (a value of unknown age only replaces another of unknown age), a moment no
+/// timeline holds is not kept, and each save announces what it wrote to every other
+/// instance (and to the writer too, for rows whose save replaced a different value of
+/// unknown order).
 ///
 /// Announcements wait in a per-instance inbox, in commit order, until the simulation
 /// delivers them; a delivery reads the rows as they are then, as a `LISTEN`ing
@@ -21,6 +22,8 @@ actor SimulatedSharedStorage {
         var userIDs: [String]
         /// Moments whose save replaced a different value of unknown order.
         var contested: Set<String> = []
+        /// Timelines whose save replaced a different value of unknown order.
+        var contestedTimelines: Set<String> = []
     }
 
     private var moments: [String: Row<Moment>] = [:]
@@ -69,6 +72,9 @@ actor SimulatedSharedStorage {
         for index in commit.moments.indices where announcement.contested.contains(commit.moments[index].moment.id) {
             commit.moments[index].isContested = true
         }
+        for index in commit.timelines.indices where announcement.contestedTimelines.contains(commit.timelines[index].userID) {
+            commit.timelines[index].isContested = true
+        }
         log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })")
         operations += 1
         delivered[instance] += 1
@@ -99,9 +105,16 @@ actor SimulatedSharedStorage {
             }
         }
         var released: Set<String> = []
-        for (userID, timeline) in batch.timelines {
-            if let old = timelines[userID] { released.formUnion(old.value.entries.map(\.momentID)) }
+        var writtenTimelines: [String] = []
+        var contestedTimelines: Set<String> = []
+        for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
+            if let old = timelines[userID] {
+                if !Self.replaces(batch.confirmedWithin, old.confirmed) { continue }
+                if old.value != timeline, Self.overlaps(old.confirmed, batch.confirmedWithin) { contestedTimelines.insert(userID) }
+                released.formUnion(old.value.entries.map(\.momentID))
+            }
             timelines[userID] = Row(value: timeline, confirmed: batch.confirmedWithin)
+            writtenTimelines.append(userID)
         }
         let held = Set(timelines.values.flatMap { $0.value.entries.map(\.momentID) })
         var written: [String] = []
@@ -116,15 +129,16 @@ actor SimulatedSharedStorage {
             moments[id] = Row(value: stored, confirmed: batch.confirmedWithin)
             written.append(id)
         }
-        log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) within \(Self.describe(batch.confirmedWithin)): "
+        log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) (wrote \(writtenTimelines), contested \(contestedTimelines.sorted())) within \(Self.describe(batch.confirmedWithin)): "
             + written.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " "))
         for id in released where !held.contains(id) { moments[id] = nil }
         operations += 1
-        let announcement = Announcement(momentIDs: written, userIDs: batch.timelines.keys.sorted(), contested: contested)
+        let announcement = Announcement(momentIDs: written, userIDs: writtenTimelines, contested: contested, contestedTimelines: contestedTimelines)
         guard !announcement.momentIDs.isEmpty || !announcement.userIDs.isEmpty else { return }
         for other in inboxes.indices where other != instance { inboxes[other].append(announcement) }
-        if !contested.isEmpty {
-            inboxes[instance].append(Announcement(momentIDs: contested.sorted(), userIDs: [], contested: contested))
+        if !contested.isEmpty || !contestedTimelines.isEmpty {
+            inboxes[instance].append(Announcement(momentIDs: contested.sorted(), userIDs: contestedTimelines.sorted(),
+                                                  contested: contested, contestedTimelines: contestedTimelines))
         }
     }
 

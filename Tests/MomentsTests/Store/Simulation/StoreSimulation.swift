@@ -201,6 +201,7 @@ struct StoreSimulation {
     }
 
     private func summary(_ details: MomentsDetails) -> String {
-        details.moments.map { "\($0.id)[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
+        // `*` marks a moment the timeline's owner sees as liked (`isLiked`), `?` an unknown `isLiked`.
+        details.moments.map { "\($0.id)\($0.isLiked.map { $0 ? "*" : "" } ?? "?")[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
     }
 }
