@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The store's ordering rule against many seeded schedules, with the SDK built for
 # release: one store (StoreSimulationTests) and several instances sharing storage
-# (SharedStoreSimulationTests). Prints each count, its failures and time.
-#   bash Scripts/simulate.sh [SCHEDULES] [SHARED_SCHEDULES]     (100,000 and 20,000 by default)
+# (SharedStoreSimulationTests), each schedule against both models of the server's
+# `isLiked` (per viewer, and one global value per moment as the public BFF keeps).
+# Prints each count, its failures and time.
+#   bash Scripts/simulate.sh [SCHEDULES] [SHARED_SCHEDULES]     (per model; 100,000 and 20,000 by default)
 # Replay one schedule: MOMENTS_SIMULATION_SEED=S swift test --filter StoreSimulationTests
 #                  or: MOMENTS_SHARED_SIMULATION_SEED=S swift test --filter SharedStoreSimulationTests
 # The shared simulation's stores run on real threads, so one of its failures may depend

@@ -509,6 +509,7 @@ public actor MomentsStore {
                 _ = try await refresh(userID: userID)
             } catch {
                 log(.warning, "the refetch to settle answers failed; the next refresh will", userID: userID, error: error)
+                unsettledRefetches += 1
                 return
             }
         }
@@ -589,6 +590,10 @@ public actor MomentsStore {
         guard sharedEventsApplied < count else { return }
         await withCheckedContinuation { sharedEventWaiters.append((count, $0)) }
     }
+
+    /// How many refetches to settle answers of unknown order failed, leaving the timeline
+    /// to the next refresh (for simulations that must know whether one is needed).
+    package private(set) var unsettledRefetches = 0
 
     /// How many `setLike` calls of `userID` have begun and not returned (for tests).
     package func likeCallsInFlight(for userID: String) -> Int { likesInFlight[userID] ?? 0 }

@@ -4,9 +4,26 @@ import MomentsTestSupport
 /// A model of the BFF for the store simulation: users whose timelines share moments, and
 /// who likes what, with the history of every (moment, user) like register so a test can
 /// tell whether a value it saw is older than another.
+///
+/// What `isLiked` means is the server's to say, so the simulation runs against two
+/// models of it, and the store may assume neither.
 struct SimulatedServer {
+    /// What `isLiked` of a moment in a user's timeline says.
+    enum IsLikedModel: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// Whether that user likes it (is among its `likes`).
+        case perViewer = "per-viewer"
+        /// One value per moment, whoever asks: the last like or unlike of anyone (the
+        /// public Moments BFF), which may disagree with `likes`.
+        case global
+
+        var description: String { rawValue }
+    }
+
+    let model: IsLikedModel
     private(set) var timelines: [String: [String]]
     private(set) var likers: [String: [String]]
+    /// The global model's `isLiked` of each moment.
+    private(set) var globallyLiked: [String: Bool] = [:]
     /// (moment, user) → every value the register has had, oldest first.
     private(set) var history: [LikeRegister: [Bool]] = [:]
 
@@ -15,7 +32,8 @@ struct SimulatedServer {
         let userID: String
     }
 
-    init(users: Int, moments: Int, using generator: inout SeededGenerator) {
+    init(users: Int, moments: Int, model: IsLikedModel = .perViewer, using generator: inout SeededGenerator) {
+        self.model = model
         let momentIDs = (0..<moments).map { "m\($0)" }
         var timelines: [String: [String]] = [:]
         for user in 0..<users {
@@ -28,13 +46,16 @@ struct SimulatedServer {
         }
         self.timelines = timelines
         self.likers = likers
+        // Drawn apart from the likers: the global value need not agree with `likes`.
+        for id in momentIDs { globallyLiked[id] = Bool.random(using: &generator) }
         for id in momentIDs {
             for user in timelines.keys { history[LikeRegister(momentID: id, userID: user)] = [likers[id]?.contains(user) ?? false] }
         }
     }
 
     /// A server with exactly these timelines (user → moment ids) and likers (moment → users).
-    init(timelines: [String: [String]], likers: [String: [String]]) {
+    init(timelines: [String: [String]], likers: [String: [String]], model: IsLikedModel = .perViewer) {
+        self.model = model
         self.timelines = timelines
         var all = likers
         for ids in timelines.values { for id in ids where all[id] == nil { all[id] = [] } }
@@ -55,7 +76,7 @@ struct SimulatedServer {
                 id: id,
                 userDetails: Moment.MomentUserDetails(id: "author", name: "Author", avatar: "https://img/author.jpg"),
                 type: .photos, title: "Moment \(id)", photos: ["https://img/\(id).jpg"], createdDate: "1605521360",
-                isLiked: ids.contains(userID),
+                isLiked: model == .global ? globallyLiked[id] ?? false : ids.contains(userID),
                 likes: ids.map { Moment.LikedUser(id: $0, avatar: "https://img/\($0).jpg") }
             )
         }
@@ -70,6 +91,7 @@ struct SimulatedServer {
             if isLiked, !had { ids.append(userID) }
             if !isLiked, had { ids.removeAll { $0 == userID } }
             likers[momentID] = ids
+            globallyLiked[momentID] = isLiked
             if had != isLiked { history[LikeRegister(momentID: momentID, userID: userID), default: [had]].append(isLiked) }
         }
         return timeline(userID)

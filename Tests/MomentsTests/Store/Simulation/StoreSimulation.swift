@@ -9,6 +9,8 @@ import Synchronization
 /// random order and delays, reorders, fails and loses answers. Returns what went wrong.
 struct StoreSimulation {
     let seed: UInt64
+    /// What the server's `isLiked` means.
+    var model: SimulatedServer.IsLikedModel = .perViewer
     var steps = 40
     /// `MOMENTS_SIMULATION_TRACE=1` prints each step to standard error as it runs
     /// (`=failures`, which keeps the shared simulation's failing traces, prints nothing
@@ -16,7 +18,7 @@ struct StoreSimulation {
     private let tracing = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_TRACE"].map { $0 != "failures" } ?? false
 
     private func trace(_ text: @autoclosure () -> String) {
-        if tracing { FileHandle.standardError.write(Data("[\(seed)] \(text())\n".utf8)) }
+        if tracing { FileHandle.standardError.write(Data("[\(seed) \(model)] \(text())\n".utf8)) }
     }
 
     /// ``run(reportingTo:)``, reporting a schedule that does not end within `deadline`
@@ -27,11 +29,22 @@ struct StoreSimulation {
 
     func run(reportingTo progress: Locked<String?> = Locked(nil)) async -> [String] {
         var generator = SeededGenerator(seed: seed)
-        let server = SimulatedServer(users: 6, moments: 6, using: &generator)
+        let server = SimulatedServer(users: 6, moments: 6, model: model, using: &generator)
         let service = SimulatedService(server: server)
         let persistence = InMemoryPersistence()
         let capacity = Int.random(in: 1...4, using: &generator)
-        let store = MomentsStore(service: service, persistence: persistence, configuration: .init { $0.maximumTimelinesInMemory = capacity })
+        let seed = self.seed
+        let model = self.model
+        let store = MomentsStore(service: service, persistence: persistence, configuration: .init {
+            $0.maximumTimelinesInMemory = capacity
+            if tracing {
+                // The store's ordering decisions, beside the schedule's steps.
+                $0.logLevel = .debug
+                $0.logHandler = { record in
+                    FileHandle.standardError.write(Data("[\(seed) \(model)]   store \(record.level): \(record.message) \(record.metadata["userID"].map { "(user \($0))" } ?? "")\n".utf8))
+                }
+            }
+        })
         let feed = StreamProbe(store.changes())
         var subscribers: [String: StreamProbe<MomentsDetails>] = [:]
         var operations: [Task<Void, Never>] = []
@@ -69,6 +82,10 @@ struct StoreSimulation {
             await settle(service)
             samples.append(await store.confirmedMoments)
             let after = await service.pending
+            if tracing {
+                let calls = await service.log.suffix(4).joined(separator: "; ")
+                trace("  calls: \(calls)")
+            }
             trace("step done: \(after)")
         }
 
@@ -82,11 +99,15 @@ struct StoreSimulation {
         trace("checking")
         var failures: [String] = []
 
-        // Without lost answers, nothing needs a final refresh: the store already agrees.
-        if await service.lostAnswers == 0 {
+        // Without lost answers (or failed refetches, which leave the settling to the next
+        // refresh), nothing needs a final refresh: the store already agrees (on `isLiked`
+        // too where it is the viewer's own; a global `isLiked` another user's like
+        // changed is known only once the viewer asks again).
+        if await service.lostAnswers == 0, await store.unsettledRefetches == 0 {
+            let comparable: (MomentsDetails) -> MomentsDetails = model == .global ? \.withoutIsLiked : { $0 }
             for user in users {
-                guard let held = try? await store.details(for: user) else { continue }
-                let truth = await service.server.timeline(user)
+                guard let held = try? await store.details(for: user).map(comparable) else { continue }
+                let truth = comparable(await service.server.timeline(user))
                 if held != truth { failures.append("before the final refresh, user \(user): store \(summary(held)) ≠ server \(summary(truth))") }
             }
         }
@@ -201,7 +222,21 @@ struct StoreSimulation {
     }
 
     private func summary(_ details: MomentsDetails) -> String {
-        // `*` marks a moment the timeline's owner sees as liked (`isLiked`), `?` an unknown `isLiked`.
-        details.moments.map { "\($0.id)\($0.isLiked.map { $0 ? "*" : "" } ?? "?")[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
+        summarize(details)
     }
+}
+
+extension MomentsDetails {
+    /// The timeline with every `isLiked` unknown, to compare what is shared.
+    var withoutIsLiked: MomentsDetails {
+        var details = self
+        details.moments = details.moments.map { $0.withIsLiked(nil) }
+        return details
+    }
+}
+
+/// One line per timeline: each moment's id, `*` if its owner sees it liked (`?` if
+/// unknown), and its likers.
+func summarize(_ details: MomentsDetails) -> String {
+    details.moments.map { "\($0.id)\($0.isLiked.map { $0 ? "*" : "" } ?? "?")[\(($0.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")
 }
