@@ -94,20 +94,23 @@ public enum MomentsCommandLine {
         var text: String
         if let error = error as? HTTPClientError {
             let target = error.url.map { HTTPClientError.redactedURL($0) } ?? "the BFF"
+            // The status of the server's answer, with its standard text (`401 Unauthorized`).
+            let code = error.statusCode ?? 0
+            let status = code == 0 ? "a failure" : HTTPStatus.text(code)
             switch error.code {
             case .transportFailure:
                 text = "cannot reach \(target): \(error.transportFailure?.description ?? error.reason)"
-            case .serverError where error.statusCode == 401 || error.statusCode == 403:
-                text = "the BFF answered \(status(error)) at \(target); pass a valid token with --token TOKEN"
+            case .serverError where code == 401 || code == 403:
+                text = "the BFF answered \(status) at \(target); pass a valid token with --token TOKEN"
             case .serverError:
-                text = "the BFF answered \(status(error)) at \(target)"
+                text = "the BFF answered \(status) at \(target)"
             case .graphQLFailure:
                 let said = "GraphQL errors: " + error.graphQLErrors.map(\.message).joined(separator: "; ")
-                text = (200..<300).contains(error.statusCode ?? 200)
+                text = code == 0 || (200..<300).contains(code)
                     ? "the BFF at \(target) answered with \(said)"
-                    : "the BFF answered \(status(error)) at \(target), with \(said)"
+                    : "the BFF answered \(status) at \(target), with \(said)"
             case .authenticationFailure:
-                let refusal = error.statusCode.map { "answered \(HTTPStatus.text($0)) at \(target) and " } ?? ""
+                let refusal = code == 0 ? "" : "answered \(status) at \(target) and "
                 text = "the BFF \(refusal)refused the token; pass a valid one with --token TOKEN"
             case .decodingFailure:
                 text = "the BFF at \(target) answered something that is not a Moments timeline"
@@ -135,11 +138,6 @@ public enum MomentsCommandLine {
             text = String(describing: error)
         }
         return text.split(whereSeparator: \.isNewline).joined(separator: " ")
-    }
-
-    /// The status of the server's answer, with its standard text: `401 Unauthorized`.
-    private static func status(_ error: HTTPClientError) -> String {
-        error.statusCode.map(HTTPStatus.text) ?? "a failure"
     }
 
     /// A storage failure's reason without SQLite's codes and statements.

@@ -9,10 +9,13 @@ public final class ReferenceBFF {
     public var baseURL: URL { server.baseURL }
     public var port: Int { server.port }
 
-    /// Starts the BFF; `users` adds generated users `user-1`…`user-N`.
-    public init(users: Int = 0, momentsPerUser: Int = 10, token: String? = nil) async throws {
+    /// Starts the BFF; `users` adds generated users `user-1`…`user-N`; `globalIsLiked`
+    /// keeps one `isLiked` per moment whoever asks, as the public BFF does (it may then
+    /// disagree with `likes`).
+    public init(users: Int = 0, momentsPerUser: Int = 10, token: String? = nil, globalIsLiked: Bool = false) async throws {
         var arguments = ["--exit-with-stdin", "--users", "\(users)", "--moments-per-user", "\(momentsPerUser)"]
         if let token { arguments += ["--token", token] }
+        if globalIsLiked { arguments += ["--is-liked", "global"] }
         server = try await ScriptServer(script: "Tools/bff/server.py", arguments: arguments)
         control = HTTPClient(baseURL: server.baseURL, transport: URLSessionTransport())
     }

@@ -1,7 +1,10 @@
 """The reference BFF's data: users, moments and who liked what, deterministic.
 
 Moments are global: one moment may stand in several users' timelines, and its likes are
-the same wherever it stands. `isLiked` is relative to the user whose timeline is asked.
+the same wherever it stands. `isLiked` is relative to the user whose timeline is asked
+(`per-viewer`, the default), or, as the public Moments BFF keeps it, one value per
+moment whoever asks (`global`): set by the last like or unlike of anyone, and at first
+"someone likes it", so it may disagree with `likes`.
 """
 import threading
 
@@ -20,7 +23,11 @@ def _user(uid, name):
 class Store:
     """All data, guarded by one lock."""
 
-    def __init__(self, users=0, moments_per_user=10):
+    def __init__(self, users=0, moments_per_user=10, is_liked="per-viewer"):
+        if is_liked not in ("per-viewer", "global"):
+            raise ValueError("is_liked must be per-viewer or global")
+        self.is_liked = is_liked
+        self.liked = {}  # moment id -> the global isLiked
         self.lock = threading.Lock()
         self.version = 0  # rises with every change, so cached answers can be dropped
         self.users = {}
@@ -56,6 +63,7 @@ class Store:
     def _add_moment(self, spec):
         self.moments[spec["id"]] = {k: v for k, v in spec.items() if k != "likers"}
         self.likers[spec["id"]] = list(spec["likers"])
+        self.liked[spec["id"]] = bool(spec["likers"])
 
     def _generate(self, users, per_user):
         """Users `user-1` … `user-N`, each with `per_user` moments of their own plus
@@ -89,6 +97,9 @@ class Store:
                 raise LookupError("no user with id %r" % user_id)
             likers = self.likers.get(moment_id)
             if likers is not None:  # an unknown moment is not an error
+                if self.is_liked == "global" and self.liked.get(moment_id) != is_liked:
+                    self.liked[moment_id] = is_liked
+                    self.version += 1
                 if is_liked and user_id not in likers:
                     likers.append(user_id)
                     self.version += 1
@@ -113,7 +124,7 @@ class Store:
                 "url": m["url"],
                 "photos": list(m["photos"]),
                 "createdDate": m["createdDate"],
-                "isLiked": user_id in likers,
+                "isLiked": self.liked[mid] if self.is_liked == "global" else user_id in likers,
                 # Entries of likes carry only id and avatar, as the real BFF's do.
                 "likes": [{"id": uid, "avatar": self.users[uid]["avatar"]} for uid in likers],
             })

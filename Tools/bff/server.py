@@ -2,11 +2,13 @@
 """The reference Moments BFF: the schema in schema.graphql, served at POST /graphql.
 
   python3 Tools/bff/server.py [--port 0] [--users N] [--moments-per-user M]
-                              [--token TOKEN] [--exit-with-stdin]
+                              [--token TOKEN] [--is-liked per-viewer|global] [--exit-with-stdin]
 
 Binds 127.0.0.1 (port 0: a free one) and prints `PORT <n>` as its first line.
 --users adds generated users `user-1`…`user-N` to the four sample moments of user "0".
 --token makes every /graphql request need `Authorization: Bearer TOKEN` (else 401).
+--is-liked global keeps one isLiked per moment, whoever asks, as the public Moments BFF
+does (see data.py); per-viewer (the default) says whether the asking user likes it.
 --exit-with-stdin stops the server when its stdin closes (for parents that spawn it).
 
 Control routes: GET /__health, POST /__reset (back to the initial data),
@@ -93,9 +95,9 @@ class BFF(ThreadingHTTPServer):
             return
         super().handle_error(request, client_address)
 
-    def __init__(self, address, users, per_user, token):
+    def __init__(self, address, users, per_user, token, is_liked="per-viewer"):
         super().__init__(address, Handler)
-        self.users, self.per_user, self.token = users, per_user, token
+        self.users, self.per_user, self.token, self.is_liked = users, per_user, token, is_liked
         self.faults = Faults()
         self.requests = 0
         self.counter_lock = threading.Lock()
@@ -103,7 +105,7 @@ class BFF(ThreadingHTTPServer):
         self.reset_data()
 
     def reset_data(self):
-        self.store = Store(self.users, self.per_user)
+        self.store = Store(self.users, self.per_user, self.is_liked)
         self.root = Root(self.store)
         self.answers = {}  # (data version, query, operation, variables) -> (status, bytes)
 
@@ -287,10 +289,11 @@ def main():
     parser.add_argument("--users", type=int, default=0)
     parser.add_argument("--moments-per-user", type=int, default=10)
     parser.add_argument("--token")
+    parser.add_argument("--is-liked", choices=["per-viewer", "global"], default="per-viewer")
     parser.add_argument("--exit-with-stdin", action="store_true")
     args = parser.parse_args()
 
-    server = BFF(("127.0.0.1", args.port), args.users, args.moments_per_user, args.token)
+    server = BFF(("127.0.0.1", args.port), args.users, args.moments_per_user, args.token, args.is_liked)
     print("PORT %d" % server.server_address[1], flush=True)
     print("Moments BFF on http://127.0.0.1:%d/graphql" % server.server_address[1], file=sys.stderr, flush=True)
     if args.exit_with_stdin:
