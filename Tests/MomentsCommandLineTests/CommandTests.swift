@@ -1,4 +1,5 @@
 import Foundation
+import Moments
 @testable import MomentsCommandLine
 import MomentsTestSupport
 import Testing
@@ -62,6 +63,27 @@ import Testing
         #expect(console.problems.count == 1)
         #expect(console.problems.first?.hasPrefix("moments: cannot reach http://127.0.0.1:") == true)
         #expect(console.problems.first?.contains("connection refused") == true)
+    }
+
+    /// A 5,000-moment timeline from a server whose `isLiked` disagrees with `likes` (one
+    /// value per moment, as the public BFF keeps it): `moments timeline` shows the
+    /// server's `isLiked` for every moment, never one derived from `likes`.
+    @Test func aTimelineShowsTheServersIsLikedWhereItDisagreesWithLikes() async throws {
+        defer { bff.stop(); directory.remove() }
+        let global = try await ReferenceBFF(users: 1, momentsPerUser: 5_000, globalIsLiked: true)
+        defer { global.stop() }
+        let (status, console) = await run(["timeline", "--user", "user-1", "--store", store, "--base-url", global.baseURL.absoluteString, "--json"])
+        #expect(status == 0, "\(console.problems)")
+        let shown = try JSONDecoder().decode(MomentsDetails.self, from: Data(console.output.joined().utf8))
+        let truth = try await GraphQLMomentsService(baseURL: global.baseURL).getMoments(userID: "user-1")
+        #expect(shown.moments.count == 5_001)
+        #expect(shown.moments.map(\.isLiked) == truth.moments.map(\.isLiked))
+        // The first moment is liked by user 0 alone, and the server says user-1 likes it.
+        #expect(shown.moments.first?.isLiked == true)
+        #expect(shown.moments.first?.likes?.map(\.id) == ["0"])
+        // Read back from the store, it is the same.
+        let (_, offline) = await run(["timeline", "--user", "user-1", "--store", store, "--offline", "--json"])
+        #expect(try JSONDecoder().decode(MomentsDetails.self, from: Data(offline.output.joined().utf8)) == shown)
     }
 
     @Test func aRefusedTokenNamesTheStatusAndTheURL() async throws {

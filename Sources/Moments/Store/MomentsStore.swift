@@ -20,33 +20,36 @@ import MomentsSupport
 /// ## The model
 /// State is normalized: one record per moment id, shared by every timeline that holds
 /// it, and per user a timeline of the owner's details and the ids of their moments in
-/// order. A confirmed change to a moment is at once in every timeline holding it, in
-/// memory and in persistence. `isLiked` belongs to each timeline: it is whether the
-/// timeline's owner is among the moment's `likes`.
+/// order. A confirmed change to a moment's shared value (content and `likes`) is at
+/// once in every timeline holding it, in memory and in persistence. `isLiked` belongs
+/// to each viewer: it is kept with the user's timeline entry, exactly as that user's
+/// newest answer gave it, and never derived from `likes` (the server decides what it
+/// means; the public BFF keeps one value per moment). See <doc:ServerTruth>.
 ///
 /// ## The ordering rule
 /// Answers arrive in any order, and a whole-timeline answer is evidence about each
 /// moment in it, each with its own age. The server computed an answer between the
 /// moment its request left and the moment the store received it, so of two answers one
 /// is certainly newer only if it was sent after the other was received. For each moment
-/// (and for each timeline's list):
+/// (and for each timeline's owner, list and `isLiked`s):
 /// - an answer certainly newer than the confirmed value replaces it;
 /// - an answer certainly older changes nothing;
 /// - an answer whose order is unknown changes nothing if it agrees, and otherwise the
 ///   store keeps what it has and asks the server again (a refetch, sent after both
 ///   answers arrived and so certainly newer) rather than guess;
-/// - a like's answer is the authority for the moment it mutated: the liker's like
-///   stands against every answer not certainly computed after it;
+/// - a like's answer is the authority for the liker's place in `likes`: it stands
+///   against every answer not certainly computed after it;
 /// - answers from a cache or from persistence are of unknown age: they never replace a
 ///   value the store holds, only fill in what it lacks.
 ///
-/// Likes in flight are layered on top, per moment, and taken back per moment when they
-/// fail. So a confirmed value seen by a subscriber is never followed by an older one;
-/// only a rollback returns to an earlier state, and then to a confirmed one.
+/// A like in flight is shown to its liker alone, on top of the confirmed value, and
+/// taken back when it fails; every other user sees it once the server confirms it. So
+/// a confirmed value seen by a subscriber is never followed by an older one; only a
+/// rollback returns to an earlier state, and then to a confirmed one.
 ///
 /// Only confirmed state is persisted, in the order the store applied it, one batch per
-/// answer, all or nothing. Errors are thrown to the caller; the streams keep the last
-/// good state.
+/// answer, all or nothing: emitted first, then written. Errors are thrown to the
+/// caller; the streams keep the last good state.
 public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration
@@ -298,10 +301,11 @@ public actor MomentsStore {
 
     /// Has `userID` like or unlike a moment of their timeline, optimistically.
     ///
-    /// The change is emitted at once (`isLiked` set, the user added to or removed from
-    /// `likes`); the mutation is sent; the server's answer is applied, emitted and
-    /// persisted, and the moment changes in every timeline that holds it. On failure the
-    /// change is taken back, emitted, and the error thrown. Concurrent calls for one
+    /// The change is emitted at once to `userID` alone (`isLiked` set, the user added to
+    /// or removed from `likes`, in their own timeline only); the mutation is sent; the
+    /// server's answer is applied, emitted and persisted, and the moment changes in
+    /// every timeline that holds it. On failure the change is taken back, emitted to
+    /// `userID`, and the error thrown: no other user ever saw it. Concurrent calls for one
     /// moment reach the server in call order; the last call's state wins.
     ///
     /// - Returns: The timeline as subscribers see it after the answer.
