@@ -43,6 +43,9 @@ public struct GetMomentsByUserID: GraphQLOperation {
     public var variables: Variables
     /// Where the answer may come from; `nil` uses the client's policy.
     public var cachePolicy: CachePolicy?
+    /// Whether a slow attempt is sent a second time (see `HedgingPolicy`). The default
+    /// is `true`: a read of a timeline is safe to repeat.
+    public var hedges: Bool = true
 
     /// - Parameters:
     ///   - userID: Whose timeline to fetch.

@@ -24,9 +24,18 @@ extension HTTPClient {
 
         // MARK: Limits
 
-        /// The deadline for one request, from sending to the last body byte, unless the
-        /// request sets its own. The default is 30 seconds.
+        /// The deadline for one call, unless the request sets its own: every attempt,
+        /// backoff and hedge included, from the call to the last body byte. A call never
+        /// outlives it (it fails with a `timedOut` transport failure); a retry whose
+        /// backoff would pass it is not made. The default is 30 seconds.
         public var timeout: Duration = .seconds(30)
+        /// The deadline for one attempt, within the call's ``timeout``; `nil` lets an
+        /// attempt use whatever time the call has left. The default is `nil`.
+        public var attemptTimeout: Duration?
+        /// A header that tells the server how many milliseconds the call has left when
+        /// each attempt goes (gRPC's `grpc-timeout` in spirit), so it can give up on
+        /// work the caller will not wait for; `nil` sends none. The default is `nil`.
+        public var deadlineHeader: String?
         /// The largest response body accepted, in bytes; `nil` for no limit.
         /// The default is 32 MiB.
         public var maximumResponseSize: Int? = 32 * 1024 * 1024
@@ -48,9 +57,26 @@ extension HTTPClient {
         public var authentication: AuthenticationMiddleware?
         /// When failed requests are retried; `nil` never retries. The default is `nil`.
         public var retryPolicy: RetryPolicy?
+        /// How many retries (and hedges) the client may add to the calls it makes;
+        /// `nil` for no limit. The default is ``RetryBudget/init(ratio:minimumPerSecond:maximumBalance:)``:
+        /// 10% more, plus one a second.
+        public var retryBudget: RetryBudget? = RetryBudget()
+        /// When the client stops sending to a failing server, and how it probes its way
+        /// back; `nil` never stops. The default is ``CircuitBreakerPolicy/init(failureRatio:minimumCalls:window:openDuration:maximumOpenDuration:probes:failureStatusCodes:)``:
+        /// open when half of at least 10 calls in 10 seconds failed, probe after 2 seconds.
+        public var circuitBreaker: CircuitBreakerPolicy? = CircuitBreakerPolicy()
+        /// When a slow read whose ``Request/hedges`` is true is sent a second time; `nil`
+        /// never hedges. The default is ``HedgingPolicy/init(delay:)``: after the 95th
+        /// percentile of recent latency.
+        public var hedging: HedgingPolicy? = HedgingPolicy()
         /// The most exchanges in flight at once; `nil` for no limit. When reached,
-        /// higher-priority requests go first. The default is `nil`.
-        public var maximumConcurrentRequests: Int?
+        /// higher-priority requests go first. The default is 256.
+        public var maximumConcurrentRequests: Int? = 256
+        /// The most requests waiting for one of ``maximumConcurrentRequests``; a request
+        /// beyond it fails at once with ``HTTPClientError/Code-swift.struct/overloaded``
+        /// instead of waiting (load shedding), and a request waits no longer than its
+        /// call's deadline. The default is 1,024.
+        public var maximumQueuedRequests: Int = 1_024
         /// Whether identical cacheable requests in flight share one exchange: same
         /// method, URL, body and identity, as the transport would send them (after
         /// every middleware). The default is `true`.

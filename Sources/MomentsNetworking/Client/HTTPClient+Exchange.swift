@@ -33,6 +33,8 @@ struct Exchange: Sendable {
     let attempts: Int
     /// When the first attempt began.
     let startedAt: ContinuousClock.Instant
+    /// Why a failure status that could have been retried was not.
+    var retriesStopped: RetryStop?
 }
 
 extension HTTPClient {
@@ -55,7 +57,9 @@ extension HTTPClient {
             let coalesces = request.isCacheable && configuration.coalescesRequests
                 && httpRequest.streamedBody == nil && httpRequest.destination == nil
             let result = try await tracked(latestWinsKey: request.latestWinsKey, groups: request.groups) {
-                try await self.exchangeWithRetry(httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
+                try await self.exchangeWithRetry(
+                    httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces, hedges: request.hedges
+                )
             }
             exchange = result
             let value = try decode(result.response, for: request, sentAs: httpRequest)
@@ -76,7 +80,8 @@ extension HTTPClient {
             let normalized = (error as? HTTPClientError) ?? (Task.isCancelled || error is CancellationError
                 ? .cancelled()
                 : .transportFailure(TransportFailure(kind: .other, message: String(describing: error))))
-            let attached = normalized.attaching(method: httpRequest.method, url: httpRequest.url).redacting(sent.secrets)
+            var attached = normalized.attaching(method: httpRequest.method, url: httpRequest.url).redacting(sent.secrets)
+            if attached.retriesStopped == nil { attached.retriesStopped = exchange?.retriesStopped }
             recordFailure(R.self, httpRequest, started: started, error: attached, attempts: exchange?.attempts ?? 1, secrets: sent.secrets)
             throw attached
         }
@@ -106,60 +111,7 @@ extension HTTPClient {
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
-    private nonisolated func exchangeWithRetry(
-        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware], sent: SentRequests, coalesces: Bool
-    ) async throws -> Exchange {
-        let startedAt = ContinuousClock.now
-        var attempt = 1
-        var waited = Duration.zero
-        var retriedStaleConnection = false
-        while true {
-            let attemptContext = context.attempt(attempt)
-            let delay: Duration
-            do {
-                let response = try await exchangeOnce(request, context: attemptContext, middlewares: middlewares, sent: sent, coalesces: coalesces)
-                guard context.allowsRetry, let policy = configuration.retryPolicy,
-                      policy.retryableStatusCodes.contains(response.statusCode),
-                      let next = policy.delay(after: attempt, retryAfter: response.headers["Retry-After"], alreadyWaited: waited)
-                else { return Exchange(response: response, attempts: attempt, startedAt: startedAt) }
-                delay = next
-            } catch let error as HTTPClientError where error.code == .transportFailure {
-                // A kept-alive connection the server had closed fails before any byte
-                // of the answer: one more attempt, at once, on a fresh connection. A
-                // request the transport could not send whole gets it even when it is
-                // not idempotent: the server cannot have acted on it.
-                let notSent = error.transportFailure?.kind == .requestNotSent
-                if context.allowsRetry || notSent, attempt == 1, !retriedStaleConnection, notSent || Self.isStaleConnection(error) {
-                    retriedStaleConnection = true
-                    attempt += 1
-                    continue
-                }
-                guard context.allowsRetry, let policy = configuration.retryPolicy,
-                      let next = policy.delay(after: attempt, retryAfter: nil, alreadyWaited: waited)
-                else { throw error }
-                delay = next
-            }
-            do {
-                try Task.checkCancellation()
-                try await configuration.retryPolicy?.sleep(delay)
-                try Task.checkCancellation()
-            } catch {
-                throw HTTPClientError.cancelled()
-            }
-            waited += delay
-            attempt += 1
-        }
-    }
-
-    /// Whether `error` is what a reused connection closed by the server gives: reset,
-    /// or closed with no answer at all.
-    private static func isStaleConnection(_ error: HTTPClientError) -> Bool {
-        guard let failure = error.transportFailure else { return false }
-        if failure.kind == .connectionReset { return true }
-        return failure.kind == .badResponse && failure.message.lowercased().contains("empty reply")
-    }
-
-    private nonisolated func exchangeOnce(
+    nonisolated func exchangeOnce(
         _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware], sent: SentRequests, coalesces: Bool
     ) async throws -> HTTPResponse {
         var chain = configuration.middlewares + middlewares
@@ -190,20 +142,43 @@ extension HTTPClient {
         }
     }
 
-    /// Sends through the transport within the concurrency limit, following redirects
-    /// under the ``RedirectPolicy``, normalizing every failure to ``HTTPClientError``.
+    /// Sends through the transport if the circuit breaker lets it, within the
+    /// concurrency limit, following redirects under the ``RedirectPolicy``, normalizing
+    /// every failure to ``HTTPClientError``; the outcome is counted by the breaker.
     private nonisolated func send(_ request: HTTPRequest, priority: RequestPriority) async throws -> HTTPResponse {
-        if let limiter {
-            try await limiter.acquire(priority: priority)
+        let admitted = ContinuousClock.now
+        let isProbe: Bool
+        switch origin.admit(now: admitted) {
+        case .allowed(let probe): isProbe = probe
+        case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
-        defer { limiter?.release() }
-        var current = request
-        var redirects = RedirectChain(origin: request, policy: configuration.redirectPolicy, identityNames: identityNames)
-        while true {
-            let response = try await sendOnce(current)
-            guard let next = try redirects.follow(response, after: current) else { return response }
-            current = next
+        do {
+            if let limiter {
+                try await limiter.acquire(priority: priority, deadline: admitted + request.timeout)
+            }
+            defer { limiter?.release() }
+            var current = request
+            var redirects = RedirectChain(origin: request, policy: configuration.redirectPolicy, identityNames: identityNames)
+            while true {
+                let started = ContinuousClock.now
+                let response = try await sendOnce(current)
+                guard let next = try redirects.follow(response, after: current) else {
+                    origin.record(outcome(of: response), isProbe: isProbe)
+                    if (200..<300).contains(response.statusCode) { origin.recordLatency(ContinuousClock.now - started) }
+                    return response
+                }
+                current = next
+            }
+        } catch let error as HTTPClientError {
+            origin.record(error.code == .transportFailure ? .failure(retryAfter: nil) : .ignored, isProbe: isProbe)
+            throw error
         }
+    }
+
+    /// How the circuit breaker counts `response`.
+    private nonisolated func outcome(of response: HTTPResponse) -> CircuitBreakerState.Outcome {
+        guard let policy = origin.breakerPolicy, policy.failureStatusCodes.contains(response.statusCode) else { return .success }
+        return .failure(retryAfter: response.headers["Retry-After"].flatMap { RetryAfter.parse($0, now: Date()) })
     }
 
     private nonisolated func sendOnce(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -23,6 +23,8 @@ public actor HTTPClient {
     /// The key of identity digests: the cache's, so keys agree across clients sharing it.
     nonisolated let identityKey: [UInt8]
     nonisolated let limiter: ConcurrencyLimiter?
+    /// The breaker, retry budget and latency of the origin this client talks to.
+    nonisolated let origin: OriginGuard
     nonisolated let recorder: RequestRecorder
     /// The base URL as text without trailing slashes, computed once for every request.
     nonisolated let baseURLPrefix: String
@@ -34,7 +36,8 @@ public actor HTTPClient {
     public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
         self.transport = transport
-        self.limiter = configuration.maximumConcurrentRequests.map(ConcurrencyLimiter.init(limit:))
+        self.limiter = configuration.maximumConcurrentRequests.map { ConcurrencyLimiter(limit: $0, maximumQueued: configuration.maximumQueuedRequests) }
+        self.origin = OriginGuard(breaker: configuration.circuitBreaker, budget: configuration.retryBudget, hedging: configuration.hedging)
         self.recorder = RequestRecorder(configuration: configuration)
         self.identityNames = IdentityHeaderNames(
             configured: configuration.identityHeaders, authenticationHeader: configuration.authentication?.headerName

@@ -47,6 +47,12 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let cacheMiss = Code("cache miss")
         /// A redirect was refused by the ``RedirectPolicy``, looped, or went on too long.
         public static let redirectFailure = Code("redirect failure")
+        /// The client stopped sending to the server after repeated failures (see
+        /// ``CircuitBreakerPolicy``); ``HTTPClientError/retryAfter`` says when it tries again.
+        public static let circuitOpen = Code("circuit open")
+        /// Too many requests were waiting already (see
+        /// ``HTTPClient/Configuration-swift.struct/maximumQueuedRequests``); nothing was sent.
+        public static let overloaded = Code("overloaded")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }
@@ -73,6 +79,13 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public let underlyingError: (any Error)?
     /// A short, human-readable explanation.
     public let reason: String
+    /// For ``Code-swift.struct/circuitOpen``: how long until the client sends to the
+    /// server again.
+    public internal(set) var retryAfter: Duration?
+    /// Why the client made no further attempt at a call that could have been retried,
+    /// if a retry policy is set and one was due: the budget, the deadline, the breaker,
+    /// or the policy's maximum attempts.
+    public internal(set) var retriesStopped: RetryStop?
 
     init(
         code: Code,
@@ -117,6 +130,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         var text = "HTTPClientError.\(code)"
         if let method, let url { text += " (\(method) \(Self.redactedURL(url)))" }
         text += ": \(reason)"
+        if let retriesStopped { text += " (not retried: \(retriesStopped))" }
         return text
     }
 
@@ -217,6 +231,21 @@ extension HTTPClientError {
         ).attaching(method: method, url: url)
     }
 
+    /// The client's circuit breaker is open; it sends again after `retryAfter`.
+    static func circuitOpen(retryAfter: Duration) -> HTTPClientError {
+        var error = HTTPClientError(
+            code: .circuitOpen,
+            reason: "the server failed repeatedly; nothing is sent to it for \(Int((retryAfter.seconds * 1_000).rounded(.up))) ms more"
+        )
+        error.retryAfter = retryAfter
+        return error
+    }
+
+    /// Too many requests were waiting; nothing was sent.
+    static func overloaded(queued: Int) -> HTTPClientError {
+        HTTPClientError(code: .overloaded, reason: "\(queued) requests are waiting already; this one was not sent")
+    }
+
     /// The cache held no usable answer and the policy forbade the network.
     public static func cacheMiss(_ reason: String) -> HTTPClientError {
         HTTPClientError(code: .cacheMiss, reason: reason)
@@ -261,4 +290,22 @@ package enum HTTPStatus {
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
         504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage", 511: "Network Authentication Required",
     ]
+}
+
+/// Why a call that could have been retried was not.
+public struct RetryStop: Sendable, Hashable, CustomStringConvertible {
+    private let name: String
+    private init(_ name: String) { self.name = name }
+
+    /// The ``RetryBudget`` was empty: retries were already adding all they may.
+    public static let budgetExhausted = RetryStop("the retry budget is exhausted")
+    /// The backoff before the next attempt would have passed the call's deadline.
+    public static let deadline = RetryStop("the call's deadline would pass")
+    /// The ``RetryPolicy`` allows no more attempts.
+    public static let attemptsExhausted = RetryStop("no attempts left")
+    /// The circuit breaker opened.
+    public static let circuitOpen = RetryStop("the circuit breaker is open")
+
+    /// A one-line description, for logs and messages.
+    public var description: String { name }
 }

@@ -1,7 +1,9 @@
 import MomentsSupport
 
 /// At most `limit` exchanges at once; when full, waiting requests are admitted by
-/// priority, then in arrival order. Waiting is cancellable.
+/// priority, then in arrival order, at most `maximumQueued` of them (beyond, a request
+/// fails at once with ``HTTPClientError/Code-swift.struct/overloaded``). Waiting is
+/// cancellable, and ends with a `timedOut` failure at the request's deadline.
 final class ConcurrencyLimiter: Sendable {
     private struct Waiter {
         let id: Int
@@ -16,14 +18,17 @@ final class ConcurrencyLimiter: Sendable {
     }
 
     let limit: Int
+    let maximumQueued: Int
     private let state = PThreadMutex(State())
 
-    init(limit: Int) {
+    init(limit: Int, maximumQueued: Int = .max) {
         self.limit = max(1, limit)
+        self.maximumQueued = max(0, maximumQueued)
     }
 
-    /// Takes a slot, waiting for one if all are taken; a cancelled task takes none.
-    func acquire(priority: RequestPriority) async throws {
+    /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
+    /// task takes none.
+    func acquire(priority: RequestPriority, deadline: ContinuousClock.Instant? = nil) async throws {
         if Task.isCancelled { throw HTTPClientError.cancelled() }
         let admitted = state.withLock { state -> Bool in
             guard state.running < limit else { return false }
@@ -43,20 +48,36 @@ final class ConcurrencyLimiter: Sendable {
                         state.running += 1
                         return .success(())
                     }
+                    if state.waiters.count >= maximumQueued { return .failure(HTTPClientError.overloaded(queued: state.waiters.count)) }
                     // Behind every waiter of the same or higher priority.
                     let index = state.waiters.firstIndex { $0.priority < priority } ?? state.waiters.endIndex
                     state.waiters.insert(Waiter(id: id, priority: priority, continuation: continuation), at: index)
                     return nil
                 }
-                if let immediate { continuation.resume(with: immediate) }
+                if let immediate {
+                    continuation.resume(with: immediate)
+                } else if let deadline {
+                    // The wait ends at the call's deadline, if no slot came first.
+                    Task { [weak self] in
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        self?.abandon(id, with: .transportFailure(TransportFailure(
+                            kind: .timedOut, message: "the call's deadline passed while it waited for one of \(self?.limit ?? 0) slots"
+                        )))
+                    }
+                }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: HTTPClientError.cancelled())
+            abandon(id, with: .cancelled())
         }
+    }
+
+    /// Ends waiter `id`'s wait with `error`, if it still waits.
+    private func abandon(_ id: Int, with error: HTTPClientError) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: error)
     }
 
     func release() {

@@ -72,6 +72,10 @@ public protocol Request: Sendable {
     /// Whether the request may be retried. The default is the method's idempotency;
     /// a request that is safe to repeat opts in by returning `true`.
     var allowsRetry: Bool { get }
+    /// Whether a slow attempt may be sent a second time, the first good answer winning
+    /// (see ``HedgingPolicy``); only ever for a request that ``allowsRetry``. The
+    /// default is `false`.
+    var hedges: Bool { get }
     /// Whether successful answers may be cached and identical requests in flight
     /// shared. The default is `true` for `GET` only.
     var isCacheable: Bool { get }
@@ -113,6 +117,8 @@ extension Request {
     public var priority: RequestPriority { .normal }
     /// The default is the method's idempotency.
     public var allowsRetry: Bool { method.isIdempotent }
+    /// Not hedged.
+    public var hedges: Bool { false }
     /// The default is `true` for `GET` only.
     public var isCacheable: Bool { method == .get }
     /// The default is `nil`: the client's.

@@ -99,6 +99,7 @@ import MomentsSupport
         let transport = ScriptedTransport { _, _ in status(503) }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 5, initialDelay: .seconds(120), maximumDelay: .seconds(300), maximumTotalDelay: .seconds(600), jitter: 0)
+            $0.timeout = .seconds(900)  // the retry is due within the call's deadline
         }
         let task = Task { try await client.send(Endpoint<User>.get("/u")) }
         #expect(await eventually { transport.calls == 1 })

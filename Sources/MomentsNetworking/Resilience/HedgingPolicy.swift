@@ -1,0 +1,66 @@
+/// When a slow read is sent a second time, so one stalled server does not set the
+/// caller's tail latency (Dean and Barroso, "The Tail at Scale").
+///
+/// A request whose ``Request/hedges`` is true, and that may be retried (idempotent:
+/// never a mutation), gets one more attempt if its first has not answered after
+/// ``delay``: the first good answer wins and the other attempt is cancelled. Each hedged
+/// attempt draws on the ``RetryBudget``, so hedging never adds more than the budget
+/// allows.
+///
+/// For example:
+/// ```swift
+/// configuration.hedging = HedgingPolicy(delay: .fixed(.milliseconds(200)))
+/// configuration.hedging = nil   // never hedge
+/// ```
+public struct HedgingPolicy: Sendable, Hashable {
+    /// How long the first attempt may take before the second is sent.
+    public enum Delay: Sendable, Hashable {
+        /// Always this long.
+        case fixed(Duration)
+        /// The given quantile (0.95: the 95th percentile) of the latency of the
+        /// client's recent successful attempts, and at least `minimum`; no hedge until
+        /// 20 attempts have been measured.
+        case percentile(Double, minimum: Duration)
+    }
+
+    /// When the second attempt goes. The default is the 95th percentile of recent
+    /// latency, and at least 10 ms.
+    public var delay: Delay
+
+    /// A policy; the default is stated on its property.
+    public init(delay: Delay = .percentile(0.95, minimum: .milliseconds(10))) {
+        self.delay = delay
+    }
+}
+
+/// The latency of a client's recent successful attempts, for hedging after a
+/// percentile: the last 256, with the percentile recomputed every 32 of them.
+struct LatencyTracker: Sendable {
+    private var samples: [Duration] = []
+    private var next = 0
+    private var sinceComputed = 0
+    private var cached: (quantile: Double, value: Duration)?
+    static let capacity = 256
+    static let minimumSamples = 20
+
+    mutating func record(_ latency: Duration) {
+        if samples.count < Self.capacity {
+            samples.append(latency)
+        } else {
+            samples[next] = latency
+            next = (next + 1) % Self.capacity
+        }
+        sinceComputed += 1
+    }
+
+    /// The `quantile` of the recorded latencies, or `nil` until enough were recorded.
+    mutating func value(at quantile: Double) -> Duration? {
+        guard samples.count >= Self.minimumSamples else { return nil }
+        if let cached, cached.quantile == quantile, sinceComputed < 32 { return cached.value }
+        let sorted = samples.sorted()
+        let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * quantile).rounded(.up)) - 1))
+        cached = (quantile, sorted[index])
+        sinceComputed = 0
+        return sorted[index]
+    }
+}

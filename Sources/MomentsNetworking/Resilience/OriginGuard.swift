@@ -1,0 +1,76 @@
+import MomentsSupport
+
+/// The state a client keeps about the origin it talks to: its circuit breaker, retry
+/// budget and recent latency, behind one lock.
+///
+/// A lock and not the client's actor: every attempt consults it twice, and an actor hop
+/// per attempt would cost each request a context switch for a few dozen nanoseconds of
+/// work. The state machines it holds (``CircuitBreakerState``, ``RetryBudgetState``,
+/// ``LatencyTracker``) are pure values: the decisions are theirs, the lock only orders
+/// them.
+final class OriginGuard: Sendable {
+    private struct State {
+        var breaker: CircuitBreakerState?
+        var budget: RetryBudgetState?
+        var latency = LatencyTracker()
+    }
+
+    private let state: PThreadMutex<State>
+    private let hedging: HedgingPolicy?
+    let breakerPolicy: CircuitBreakerPolicy?
+
+    init(breaker: CircuitBreakerPolicy?, budget: RetryBudget?, hedging: HedgingPolicy?, now: ContinuousClock.Instant = .now) {
+        state = PThreadMutex(State(breaker: breaker.map(CircuitBreakerState.init), budget: budget.map { RetryBudgetState($0, now: now) }))
+        self.hedging = hedging
+        self.breakerPolicy = breaker
+    }
+
+    /// A call began: it earns its share of the retry budget.
+    func beginCall() {
+        state.withLock { $0.budget?.deposit() }
+    }
+
+    /// Whether an attempt may go now; `nil` admits it as an ordinary attempt.
+    func admit(now: ContinuousClock.Instant = .now) -> CircuitBreakerState.Admission {
+        state.withLock { $0.breaker?.admit(now: now) } ?? .allowed(isProbe: false)
+    }
+
+    /// What ``admit(now:)`` would decide at `now`, without taking a probe's place.
+    func peek(now: ContinuousClock.Instant) -> CircuitBreakerState.Admission {
+        state.withLock { state in
+            guard var copy = state.breaker else { return .allowed(isProbe: false) }
+            return copy.admit(now: now)
+        }
+    }
+
+    /// Counts how an admitted attempt ended.
+    func record(_ outcome: CircuitBreakerState.Outcome, isProbe: Bool, now: ContinuousClock.Instant = .now) {
+        state.withLock { $0.breaker?.record(outcome, isProbe: isProbe, now: now) }
+    }
+
+    /// Takes one retry (or hedge) from the budget; `true` without a budget.
+    func withdrawRetry(now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { $0.budget?.withdraw(now: now) } ?? true
+    }
+
+    /// Notes a successful attempt's latency.
+    func recordLatency(_ latency: Duration) {
+        guard hedging != nil else { return }
+        state.withLock { $0.latency.record(latency) }
+    }
+
+    /// How long an attempt of a hedged request waits before its hedge goes; `nil` for none.
+    func hedgeDelay() -> Duration? {
+        guard let hedging else { return nil }
+        switch hedging.delay {
+        case .fixed(let delay): return delay
+        case .percentile(let quantile, let minimum):
+            return state.withLock { $0.latency.value(at: quantile) }.map { max($0, minimum) }
+        }
+    }
+
+    /// Where the breaker stands (for diagnostics and metrics).
+    var breakerPhase: CircuitBreakerState.Phase? {
+        state.withLock { $0.breaker?.phase }
+    }
+}
