@@ -1,0 +1,191 @@
+import Foundation
+import MomentsNetworking
+import MomentsSupport
+import MomentsTestSupport
+import Testing
+
+/// What a client does for a fleet against a failing server: one deadline per call, a
+/// retry budget, a circuit breaker, hedged reads and load shedding, through a scripted
+/// transport.
+@Suite struct ClientResilienceTests {
+    /// Each attempt goes with what is left of the call's deadline, and a retry whose
+    /// backoff would pass it is not made: the failure at hand is returned, saying so.
+    @Test func oneDeadlineCoversEveryAttemptAndBackoff() async throws {
+        let transport = ScriptedTransport { _, _ in status(503) }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.timeout = .milliseconds(600)
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 10, initialDelay: .milliseconds(200), jitter: 0)
+            $0.circuitBreaker = nil
+            $0.deadlineHeader = "X-Deadline-Ms"
+        }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+        #expect(error?.statusCode == 503)
+        #expect(error?.retriesStopped == .deadline, "\(String(describing: error))")
+        // Attempts at about 0 and 200 ms; the next backoff (400 ms) would end past 600.
+        #expect((1...2).contains(transport.calls))
+        let timeouts = transport.requests.map(\.timeout)
+        #expect(timeouts.allSatisfy { $0 <= .milliseconds(600) }, "\(timeouts)")
+        #expect(zip(timeouts, timeouts.dropFirst()).allSatisfy { $0 > $1 }, "each attempt has less left: \(timeouts)")
+        let sent = transport.requests.compactMap { $0.headers["X-Deadline-Ms"].flatMap(Int.init) }
+        #expect(sent.count == transport.calls && sent.allSatisfy { $0 <= 600 && $0 > 0 }, "\(sent)")
+    }
+
+    @Test func anAttemptTimeoutCapsEachAttemptWithinTheCall() async throws {
+        let transport = ScriptedTransport { call, _ in
+            if call == 1 { throw HTTPClientError.transportFailure(TransportFailure(kind: .timedOut, message: "slow")) }
+            return ok()
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.timeout = .seconds(10)
+            $0.attemptTimeout = .seconds(1)
+            $0.retryPolicy = RetryPolicy(sleep: { _ in })
+        }
+        _ = try await client.send(Endpoint<User>.get("/u"))
+        #expect(transport.requests.map(\.timeout).allSatisfy { $0 <= .seconds(1) })
+        #expect(transport.calls == 2)
+    }
+
+    /// 64 callers, a server failing every request: retries add no more than the budget
+    /// (10% of the calls, its starting balance and its floor).
+    @Test func theRetryBudgetCapsWhatRetriesAddDuringAnOutage() async throws {
+        let transport = ScriptedTransport { _, _ in status(503) }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, sleep: { _ in })
+            $0.circuitBreaker = nil
+        }
+        let calls = 640
+        let stops = PThreadMutex<[RetryStop?]>([])
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<64 {
+                group.addTask {
+                    for _ in 0..<(calls / 64) {
+                        do {
+                            _ = try await client.send(Endpoint<User>.get("/u/\(worker)"))
+                        } catch let error as HTTPClientError {
+                            stops.withLock { $0.append(error.retriesStopped) }
+                        } catch {}
+                    }
+                }
+            }
+        }
+        let budget = RetryBudget()
+        let allowed = Double(calls) * (1 + budget.ratio) + budget.maximumBalance + 2 * max(1, budget.minimumPerSecond) * 10
+        #expect(Double(transport.calls) <= allowed, "\(transport.calls) requests for \(calls) calls")
+        #expect(stops.withLock { $0 }.contains(.budgetExhausted))
+        #expect(stops.withLock { $0 }.count == calls)
+    }
+
+    /// A failing server opens the breaker: calls then fail at once without a request,
+    /// saying when the client tries again; a probe after the open time finds the server
+    /// back, and calls succeed again.
+    @Test func theBreakerFailsFastWhileOpenAndProbesItsWayBack() async throws {
+        let serverUp = PThreadMutex(false)
+        let transport = ScriptedTransport { _, _ in serverUp.withLock { $0 } ? ok() : status(503) }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 4, openDuration: .milliseconds(200))
+        }
+        for _ in 0..<4 { _ = try? await client.send(Endpoint<User>.get("/u")) }
+        #expect(transport.calls == 4)
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+        #expect(error?.code == .circuitOpen)
+        #expect(error.flatMap(\.retryAfter).map { $0 > .zero && $0 <= .milliseconds(200) } == true)
+        #expect(transport.calls == 4, "an open breaker sends nothing")
+        // 4xx answers the caller caused never open it; the server comes back.
+        serverUp.withLock { $0 = true }
+        #expect(await eventually { (try? await client.send(Endpoint<User>.get("/u"))) != nil }, "a probe closes the breaker")
+        for _ in 0..<3 { _ = try await client.send(Endpoint<User>.get("/u")) }
+    }
+
+    @Test func answersTheCallerCausedNeverOpenTheBreaker() async throws {
+        let transport = ScriptedTransport { _, _ in status(404) }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 2)
+        }
+        for _ in 0..<20 {
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+            #expect(error?.statusCode == 404)
+        }
+        #expect(transport.calls == 20)
+    }
+
+    /// A read whose first attempt stalls is sent again after the hedging delay; the
+    /// hedge's answer wins and the stalled attempt is cancelled. A mutation is never
+    /// hedged.
+    @Test func aStalledReadIsHedgedAndAMutationNever() async throws {
+        let cancelled = PThreadMutex(0)
+        let transport = ScriptedTransport { call, _ in
+            if call == 1 {
+                do { try await Task.sleep(for: .seconds(60)) } catch { cancelled.withLock { $0 += 1 } }
+                throw HTTPClientError.cancelled()
+            }
+            return ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#)
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(20)))
+            $0.coalescesRequests = false
+        }
+        var query = HedgedQuery()
+        #expect(try await client.send(query).name == "Ada")
+        #expect(transport.calls == 2)
+        #expect(await eventually { cancelled.withLock { $0 } == 1 }, "the stalled attempt is cancelled")
+
+        let mutations = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"rename":{"id":1,"name":"Bo"}}}"#) }
+        let mutating = HTTPClient(baseURL: testBaseURL, transport: mutations) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }
+        _ = try await mutating.send(HedgedMutation())
+        #expect(mutations.calls == 1, "a mutation is never sent twice")
+        query.hedges = false
+        let plain = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#) }
+        _ = try await HTTPClient(baseURL: testBaseURL, transport: plain) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }.send(query)
+        #expect(plain.calls == 1, "a request that does not hedge is sent once")
+    }
+
+    /// Beyond the concurrency limit and its queue, a request fails at once with
+    /// `overloaded` instead of waiting.
+    @Test func requestsBeyondTheQueueAreShedAtOnce() async throws {
+        let gate = PThreadMutex<[CheckedContinuation<Void, Never>]>([])
+        let transport = ScriptedTransport { _, _ in
+            await withCheckedContinuation { continuation in gate.withLock { $0.append(continuation) } }
+            return ok()
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.maximumConcurrentRequests = 1
+            $0.maximumQueuedRequests = 1
+            $0.coalescesRequests = false
+        }
+        let first = Task { try await client.send(Endpoint<User>.get("/a")) }
+        #expect(await eventually { transport.calls == 1 })
+        let second = Task { try await client.send(Endpoint<User>.get("/b")) }
+        #expect(await eventually { client.requestsInFlight == 2 })
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/c")) }
+        #expect(error?.code == .overloaded)
+        while transport.calls < 2 || !gate.withLock({ $0.isEmpty }) {
+            for continuation in gate.withLock({ state in defer { state = [] }; return state }) { continuation.resume() }
+            await Task.yield()
+        }
+        _ = try await first.value
+        _ = try await second.value
+    }
+}
+
+private struct HedgedQuery: GraphQLOperation {
+    typealias Response = User
+    struct Variables: Encodable, Sendable { var id = "1" }
+    struct ResponseData: Decodable, Sendable { var user: User }
+    static let document = "query user($id: ID!) { user(id: $id) { id name } }"
+    static let operationName = "user"
+    var variables = Variables()
+    var hedges = true
+    func extract(_ data: ResponseData) -> User { data.user }
+}
+
+private struct HedgedMutation: GraphQLOperation {
+    typealias Response = User
+    struct Variables: Encodable, Sendable { var id = "1" }
+    struct ResponseData: Decodable, Sendable { var rename: User }
+    static let document = "mutation rename($id: ID!) { rename(id: $id) { id name } }"
+    static let operationName = "rename"
+    static let isMutation = true
+    var variables = Variables()
+    var hedges: Bool { true }
+    func extract(_ data: ResponseData) -> User { data.rename }
+}
