@@ -66,3 +66,10 @@ struct Evidence: Sendable, Hashable {
         return Evidence(sent: sent, received: received)
     }
 }
+
+extension Evidence: CustomStringConvertible {
+    /// `sent…received` in microseconds of the store's clock, for debug records.
+    var description: String {
+        "\(sent.map { String($0.nanoseconds / 1_000) } ?? "?")…\(received.nanoseconds / 1_000)"
+    }
+}

@@ -438,8 +438,9 @@ public actor MomentsStore {
         let likeChains = self.likeChains
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         debug("applied \(momentID.map { "the answer to a like of \($0)" } ?? "a timeline") from \(answer.origin): "
-              + answer.details.moments.map { "\(confirmedLikers($0.id)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ",")))" }.joined(separator: " ")
-              + (applied.needsConvergence ? "; refetching" : "") + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())"),
+              + answer.details.moments.map { "\(confirmedLikers($0.id))\(shownIsLiked($0.id, of: userID)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ","))\($0.isLiked == true ? "*" : ""))" }.joined(separator: " ")
+              + " [\(evidence)]" + (applied.needsConvergence ? "; refetching" : "")
+              + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())") + (applied.batch.timelines.isEmpty ? "" : " and the timeline"),
               userID: userID)
         if source != .cache, keepsConfirmationIntervals {
             applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence)
@@ -650,6 +651,11 @@ public actor MomentsStore {
     func debug(_ message: @autoclosure () -> String, userID: String) {
         guard configuration.logLevel <= .debug, let handler = configuration.logHandler else { return }
         handler(LogRecord(level: .debug, message: message(), metadata: ["userID": userID]))
+    }
+
+    /// `*` if `userID`'s timeline holds `momentID` as liked, for debug records.
+    private func shownIsLiked(_ momentID: String, of userID: String) -> String {
+        state.displayedTimeline(userID)?.moment(withID: momentID)?.isLiked == true ? "*" : ""
     }
 
     /// `momentID`'s confirmed likers, for debug records.

@@ -350,6 +350,10 @@ final class StoreState {
             }
             if !sameTimeline, persists { applied.batch.timelines[userID] = timeline.stored }
         } else if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
+            // The value stands until the server settles it, but its age now covers the
+            // answer it disagreed with: an answer is taken as newer only if it was sent
+            // after both.
+            timeline.evidence = timeline.evidence.covering(evidence)
             applied.needsConvergence = true
         }
         if isShared {
