@@ -17,26 +17,38 @@ struct ChangeAnnouncement: Codable, Hashable {
     /// Timelines whose save replaced a different value of unknown order: announced to
     /// every instance, the writer included.
     var contestedUsers: [String]
+    /// Timelines removed (and with them the moments no other timeline held).
+    var removedUsers: [String]
+    /// Every timeline and moment was removed.
+    var removedEverything: Bool
     /// Too many rows to list: resynchronise.
     var everything: Bool
 
     static let maximumPayload = 7_900
 
-    var isEmpty: Bool { momentIDs.isEmpty && userIDs.isEmpty && contested.isEmpty && contestedUsers.isEmpty && !everything }
+    var isEmpty: Bool {
+        momentIDs.isEmpty && userIDs.isEmpty && contested.isEmpty && contestedUsers.isEmpty && removedUsers.isEmpty && !removedEverything && !everything
+    }
 
     /// Whether the writer must hear of it too.
     var isContest: Bool { !contested.isEmpty || !contestedUsers.isEmpty }
 
     private enum CodingKeys: String, CodingKey {
-        case origin = "o", momentIDs = "m", userIDs = "u", contested = "c", contestedUsers = "cu", everything = "all"
+        case origin = "o", momentIDs = "m", userIDs = "u", contested = "c", contestedUsers = "cu", removedUsers = "r", removedEverything = "ra"
+        case everything = "all"
     }
 
-    init(origin: String, momentIDs: [String], userIDs: [String], contested: [String] = [], contestedUsers: [String] = [], everything: Bool = false) {
+    init(
+        origin: String, momentIDs: [String], userIDs: [String], contested: [String] = [], contestedUsers: [String] = [],
+        removedUsers: [String] = [], removedEverything: Bool = false, everything: Bool = false
+    ) {
         self.origin = origin
         self.momentIDs = momentIDs
         self.userIDs = userIDs
         self.contested = contested
         self.contestedUsers = contestedUsers
+        self.removedUsers = removedUsers
+        self.removedEverything = removedEverything
         self.everything = everything
     }
 
@@ -47,6 +59,8 @@ struct ChangeAnnouncement: Codable, Hashable {
         userIDs = try container.decodeIfPresent([String].self, forKey: .userIDs) ?? []
         contested = try container.decodeIfPresent([String].self, forKey: .contested) ?? []
         contestedUsers = try container.decodeIfPresent([String].self, forKey: .contestedUsers) ?? []
+        removedUsers = try container.decodeIfPresent([String].self, forKey: .removedUsers) ?? []
+        removedEverything = try container.decodeIfPresent(Bool.self, forKey: .removedEverything) ?? false
         everything = try container.decodeIfPresent(Bool.self, forKey: .everything) ?? false
     }
 
@@ -60,7 +74,9 @@ struct ChangeAnnouncement: Codable, Hashable {
     /// as many payloads as they need.
     var payloads: [String] {
         var payloads: [String] = []
-        let rows = ChangeAnnouncement(origin: origin, momentIDs: momentIDs, userIDs: userIDs, everything: everything)
+        let rows = ChangeAnnouncement(
+            origin: origin, momentIDs: momentIDs, userIDs: userIDs, removedUsers: removedUsers, removedEverything: removedEverything, everything: everything
+        )
         if !rows.isEmpty {
             payloads.append(rows.encoded.flatMap { $0.utf8.count <= Self.maximumPayload ? $0 : nil }
                 ?? ChangeAnnouncement(origin: origin, momentIDs: [], userIDs: [], everything: true).encoded ?? "")
@@ -74,7 +90,11 @@ struct ChangeAnnouncement: Codable, Hashable {
             }
             var chunk: [String] = []
             for id in ids {
-                if (announcement(chunk + [id]).encoded?.utf8.count ?? .max) > Self.maximumPayload, !chunk.isEmpty {
+                if (announcement([id]).encoded?.utf8.count ?? .max) > Self.maximumPayload {
+                    // An id too long for any payload: every instance, the writer too,
+                    // resynchronises everything it holds rather than miss the contest.
+                    payloads.append(ChangeAnnouncement(origin: "", momentIDs: [], userIDs: [], everything: true).encoded ?? "")
+                } else if (announcement(chunk + [id]).encoded?.utf8.count ?? .max) > Self.maximumPayload, !chunk.isEmpty {
                     payloads.append(announcement(chunk).encoded ?? "")
                     chunk = [id]
                 } else {

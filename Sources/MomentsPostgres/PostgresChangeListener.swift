@@ -7,6 +7,11 @@ import MomentsSupport
 /// reads the rows each announcement of another instance names, and hands them to every
 /// subscriber as ``SharedChangeEvent/committed(_:)``.
 ///
+/// It proves its connection alive: every `heartbeatInterval` a heartbeat is announced on
+/// the channel (through another connection, by `sendHeartbeat`), and if it has not come
+/// back through this connection within `heartbeatTimeout`, the connection is taken for
+/// dead (a peer that vanished silently leaves the socket open and quiet) and replaced.
+///
 /// When the connection is lost it reconnects (waiting 50 ms, doubling up to 2 s between
 /// attempts), listens again, and reports ``SharedChangeEvent/interrupted``: what was
 /// announced meanwhile is lost. The thread starts with ``start()``, which returns once
@@ -30,14 +35,36 @@ final class PostgresChangeListener: Sendable {
     private let instanceID: String
     private let location: String
     private let logHandler: LogHandler?
+    private let heartbeatInterval: Duration
+    private let heartbeatTimeout: Duration
+    private let answerTimeout: Duration
+    private let sendHeartbeat: @Sendable (String) -> Void
     private let state = PThreadMutex(State())
 
-    init(connectionString: String, channel: String, instanceID: String, location: String, logHandler: LogHandler?) {
+    init(
+        connectionString: String, channel: String, instanceID: String, location: String, logHandler: LogHandler?,
+        heartbeatInterval: Duration = .seconds(2), heartbeatTimeout: Duration = .seconds(5), answerTimeout: Duration = .seconds(10),
+        sendHeartbeat: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.answerTimeout = answerTimeout
         self.connectionString = connectionString
         self.channel = channel
         self.instanceID = instanceID
         self.location = location
         self.logHandler = logHandler
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        self.sendHeartbeat = sendHeartbeat
+    }
+
+    /// The payload of this listener's heartbeat number `count` (not an announcement:
+    /// other instances ignore it).
+    private func heartbeatPayload(_ count: Int) -> String { "heartbeat:\(instanceID):\(count)" }
+
+    /// A silent connection, found by a heartbeat that did not come back in time.
+    struct SilentConnection: Error, CustomStringConvertible {
+        let waited: Duration
+        var description: String { "no heartbeat came back through the listening connection within \(waited)" }
     }
 
     /// A new subscriber's events, from the moment the feed listens.
@@ -123,6 +150,7 @@ final class PostgresChangeListener: Sendable {
         while !isStopped {
             do {
                 let connection = try PostgresConnection(connectionString: connectionString)
+                connection.answerTimeout = answerTimeout
                 try connection.execute("LISTEN \(Self.quoted(channel))")
                 delay = 0.05
                 if connectedBefore {
@@ -146,15 +174,33 @@ final class PostgresChangeListener: Sendable {
     }
 
     private func listen(on connection: PostgresConnection, wakeUp: Int32) throws {
+        var heartbeats = 0
+        var nextHeartbeat = ContinuousClock.now
+        var awaited: (payload: String, sent: ContinuousClock.Instant)?
         while !isStopped {
+            let now = ContinuousClock.now
+            if let awaited, now - awaited.sent > heartbeatTimeout { throw SilentConnection(waited: heartbeatTimeout) }
+            if awaited == nil, now >= nextHeartbeat {
+                heartbeats += 1
+                awaited = (heartbeatPayload(heartbeats), now)
+                nextHeartbeat = now + heartbeatInterval
+                sendHeartbeat(heartbeatPayload(heartbeats))
+            }
             let received = try connection.notifications()
             if received.isEmpty {
+                // Until the next notification, the heartbeat's deadline or the next one.
+                let until = awaited.map { $0.sent + heartbeatTimeout } ?? nextHeartbeat
+                let milliseconds = max(1, Int32(clamping: Int(((until - ContinuousClock.now).seconds * 1_000).rounded(.up))))
                 var descriptors = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&descriptors, 2, -1)
+                _ = poll(&descriptors, 2, milliseconds)
                 if descriptors[1].revents != 0 { drain(wakeUp) }
                 continue
             }
             for notification in received {
+                if notification.payload.hasPrefix("heartbeat:") {
+                    if notification.payload == awaited?.payload { awaited = nil }
+                    continue
+                }
                 guard let announcement = ChangeAnnouncement(payload: notification.payload) else { continue }
                 // This instance's own saves are not delivered, but for what they contested.
                 let isOwn = announcement.origin == instanceID
@@ -168,7 +214,12 @@ final class PostgresChangeListener: Sendable {
                     userIDs: isOwn ? announcement.contestedUsers : announcement.userIDs,
                     contested: Set(announcement.contested), contestedUsers: Set(announcement.contestedUsers), on: connection
                 )
-                deliver(.committed(commit))
+                var withRemovals = commit
+                if !isOwn {
+                    withRemovals.removedUserIDs = announcement.removedUsers
+                    withRemovals.removedEverything = announcement.removedEverything
+                }
+                deliver(.committed(withRemovals))
             }
         }
     }

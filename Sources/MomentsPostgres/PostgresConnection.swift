@@ -1,5 +1,6 @@
 import Foundation
 import MomentsCPostgres
+import MomentsSupport
 
 /// One libpq connection, used by one thread at a time (its ``PostgresSession``'s).
 ///
@@ -9,13 +10,38 @@ import MomentsCPostgres
 final class PostgresConnection {
     private let handle: OpaquePointer
     private var prepared: [String: String] = [:]
+    /// How long a statement may wait for the server's answer before the connection is
+    /// taken for dead (its peer may have vanished without a word: the socket stays open
+    /// and quiet, and libpq would wait forever). The default is 10 seconds.
+    var answerTimeout: Duration = .seconds(10)
+    /// Set when an answer did not come in time: the connection is not used again.
+    private var isBroken = false
 
-    /// Connects with a libpq connection string (`host=… dbname=…` or `postgresql://…`).
+    /// Settings every connection gets unless its connection string says otherwise: a
+    /// connection whose peer vanished silently (a NAT or load balancer forgot it, a
+    /// failover) fails within seconds instead of the operating system's hours. TCP
+    /// keepalives probe an idle connection after 5 s, every 2 s, 3 times;
+    /// `tcp_user_timeout` fails one whose sent data goes unacknowledged for 10 s; a
+    /// connection attempt gives up after 5 s.
+    static let defaultSettings: [(keyword: String, value: String)] = [
+        ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
+        ("tcp_user_timeout", "10000"), ("connect_timeout", "5"),
+    ]
+
+    /// Connects with a libpq connection string (`host=… dbname=…` or `postgresql://…`);
+    /// ``defaultSettings`` apply where it says nothing.
     ///
     /// - Throws: ``PostgresError`` with ``PostgresError/Kind-swift.enum/connectionFailed``
     ///   or ``PostgresError/Kind-swift.enum/authenticationFailed``.
     init(connectionString: String) throws {
-        guard let handle = PQconnectdb(connectionString) else {
+        // The defaults first, then the connection string (expanded as `dbname`), whose
+        // settings win over them.
+        let keywords = Self.defaultSettings.map(\.keyword) + ["dbname"]
+        let values = Self.defaultSettings.map(\.value) + [connectionString]
+        let handle = Self.withCStrings(keywords) { keywords in
+            Self.withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) } ?? nil
+        } ?? nil
+        guard let handle else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -33,15 +59,25 @@ final class PostgresConnection {
         PQfinish(handle)
     }
 
-    /// Whether the connection still works as far as libpq knows.
-    var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// `body` with `strings` as a NULL-terminated array of C strings (`nil` only if the
+    /// array had no storage, which a non-empty array always has).
+    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T? {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return pointers.withUnsafeBufferPointer { buffer in buffer.baseAddress.map(body) }
+    }
+
+    /// Whether the connection still works as far as libpq knows, and answered in time.
+    var isOpen: Bool { !isBroken && PQstatus(handle) == CONNECTION_OK }
 
     /// The socket, for waiting on notifications.
     var socket: Int32 { PQsocket(handle) }
 
     /// Runs `sql` (one or more statements, no parameters).
     func execute(_ sql: String) throws {
-        let result = PostgresResult(PQexec(handle, sql))
+        try sent(PQsendQuery(handle, sql))
+        let result = PostgresResult(try awaitResult())
         try check(result, sql: sql)
     }
 
@@ -53,9 +89,11 @@ final class PostgresConnection {
         let copies = parameters.map { $0.flatMap { strdup($0) } }
         defer { copies.forEach { free($0) } }
         let values = copies.map { UnsafePointer($0) }
-        let result = values.withUnsafeBufferPointer { buffer in
-            PostgresResult(PQexecPrepared(handle, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0))
+        let accepted = values.withUnsafeBufferPointer { buffer in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0)
         }
+        try sent(accepted)
+        let result = PostgresResult(try awaitResult())
         try check(result, sql: sql)
         return result
     }
@@ -79,10 +117,50 @@ final class PostgresConnection {
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {
         if let name = prepared[sql] { return name }
         let name = "moments_\(prepared.count + 1)"
-        let result = PostgresResult(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        try sent(PQsendPrepare(handle, name, sql, Int32(parameterCount), nil))
+        let result = PostgresResult(try awaitResult())
         try check(result, sql: sql)
         prepared[sql] = name
         return name
+    }
+
+    /// Throws unless libpq took the statement (`accepted` is its `PQsend…` result).
+    private func sent(_ accepted: Int32) throws {
+        guard accepted != 1 else { return }
+        let message = Self.message(of: handle)
+        if !isOpen {
+            prepared.removeAll()
+            throw PostgresError(kind: .connectionLost, message: message)
+        }
+        throw PostgresError(kind: .statementFailed, message: message)
+    }
+
+    /// The last result of the statement sent, waiting for the server at most
+    /// ``answerTimeout`` in all (libpq's own calls would wait forever on a silent peer).
+    private func awaitResult() throws -> OpaquePointer? {
+        let deadline = ContinuousClock.now + answerTimeout
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else {
+                    if let last { PQclear(last) }
+                    isBroken = true
+                    prepared.removeAll()
+                    throw PostgresError(kind: .connectionLost, message: "the server did not answer within \(answerTimeout)")
+                }
+                var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, max(1, Int32(clamping: Int((remaining.seconds * 1_000).rounded(.up)))))
+                guard PQconsumeInput(handle) == 1 else {
+                    if let last { PQclear(last) }
+                    prepared.removeAll()
+                    throw PostgresError(kind: .connectionLost, message: Self.message(of: handle))
+                }
+            }
+            guard let result = PQgetResult(handle) else { return last }
+            if let last { PQclear(last) }
+            last = result
+        }
     }
 
     private func check(_ result: PostgresResult, sql: String) throws {

@@ -56,6 +56,20 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         /// Receives the change feed's connection losses and reconnections. The default
         /// is `nil`.
         public var logHandler: LogHandler?
+        /// How often the change feed proves its connection alive: a heartbeat is
+        /// announced on the channel and must come back through the listening connection.
+        /// The default is 2 seconds.
+        public var heartbeatInterval: Duration = .seconds(2)
+        /// How long a heartbeat may take to come back before the listening connection is
+        /// taken for dead (a peer that vanished silently leaves it open and quiet) and
+        /// replaced: a silent loss is found within ``heartbeatInterval`` plus this. The
+        /// default is 5 seconds.
+        public var heartbeatTimeout: Duration = .seconds(5)
+        /// How long a statement may wait for the database's answer before its
+        /// connection is taken for dead and replaced (the call is then retried once on a
+        /// fresh connection): libpq alone would wait forever on a peer that vanished
+        /// silently. The default is 10 seconds.
+        public var answerTimeout: Duration = .seconds(10)
 
         /// Every default.
         public init() {}
@@ -89,10 +103,18 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         self.location = location
         self.instanceID = instanceID
         self.configuration = configuration
-        pool = PostgresPool(connectionString: connectionString, size: configuration.poolSize)
+        let pool = PostgresPool(connectionString: connectionString, size: configuration.poolSize, answerTimeout: configuration.answerTimeout)
+        self.pool = pool
+        let channel = configuration.channel
         listener = PostgresChangeListener(
-            connectionString: connectionString, channel: configuration.channel, instanceID: instanceID,
-            location: location, logHandler: configuration.logHandler
+            connectionString: connectionString, channel: channel, instanceID: instanceID,
+            location: location, logHandler: configuration.logHandler,
+            heartbeatInterval: configuration.heartbeatInterval, heartbeatTimeout: configuration.heartbeatTimeout,
+            answerTimeout: configuration.answerTimeout,
+            sendHeartbeat: { payload in
+                // Through a pooled connection: it must come back through the listening one.
+                Task { try? await pool.run(retry: false) { _ = try $0.query("SELECT pg_notify($1, $2)", [channel, payload]) } }
+            }
         )
         try await run(userID: nil) { connection in try PostgresSchema.migrate(connection) }
         await listener.start()
@@ -146,14 +168,18 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
-    /// Removes `userID`'s timeline and the moments no other timeline holds.
+    /// Removes `userID`'s timeline and the moments no other timeline holds, and
+    /// announces it: other instances forget the timeline.
     public func remove(userID: String) async throws {
+        let announcement = ChangeAnnouncement(origin: instanceID, momentIDs: [], userIDs: [], removedUsers: [userID])
+        let channel = configuration.channel
         try await run(userID: userID) { connection in
             try Self.transaction(on: connection) {
                 let stored = StoredID.encode(userID)
                 let removed = try connection.query("DELETE FROM moments_timeline_entry WHERE user_id = $1 RETURNING moment_id", [stored])
                 try connection.query("DELETE FROM moments_timeline WHERE user_id = $1", [stored])
                 try PostgresRows.removeStoredOrphans((0..<removed.rowCount).compactMap { removed.text($0, 0) }, on: connection)
+                for payload in announcement.payloads { try connection.query("SELECT pg_notify($1, $2)", [channel, payload]) }
             }
         }
     }
@@ -166,11 +192,15 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
         }
     }
 
-    /// Removes every timeline and moment.
+    /// Removes every timeline and moment, and announces it: other instances forget
+    /// everything they hold.
     public func removeAll() async throws {
+        let announcement = ChangeAnnouncement(origin: instanceID, momentIDs: [], userIDs: [], removedEverything: true)
+        let channel = configuration.channel
         try await run(userID: nil) { connection in
             try Self.transaction(on: connection) {
                 try connection.execute("DELETE FROM moments_timeline_entry; DELETE FROM moments_moment; DELETE FROM moments_timeline;")
+                for payload in announcement.payloads { try connection.query("SELECT pg_notify($1, $2)", [channel, payload]) }
             }
         }
     }

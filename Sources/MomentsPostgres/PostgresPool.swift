@@ -10,8 +10,10 @@ final class PostgresPool: Sendable {
 
     private let state: PThreadMutex<State>
 
-    init(connectionString: String, size: Int) {
-        let sessions = (0..<max(1, size)).map { PostgresSession(connectionString: connectionString, name: "MomentsPostgres-\($0)") }
+    init(connectionString: String, size: Int, answerTimeout: Duration = .seconds(10)) {
+        let sessions = (0..<max(1, size)).map {
+            PostgresSession(connectionString: connectionString, name: "MomentsPostgres-\($0)", answerTimeout: answerTimeout)
+        }
         state = PThreadMutex(State(idle: sessions))
     }
 

@@ -7,12 +7,14 @@ import MomentsSupport
 actor PostgresSession {
     private let executor: ThreadExecutor
     private let connectionString: String
+    private let answerTimeout: Duration
     private var connection: PostgresConnection?
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    init(connectionString: String, name: String) {
+    init(connectionString: String, name: String, answerTimeout: Duration = .seconds(10)) {
         self.connectionString = connectionString
+        self.answerTimeout = answerTimeout
         executor = ThreadExecutor(name: name)
     }
 
@@ -41,6 +43,7 @@ actor PostgresSession {
         if let connection, connection.isOpen { return connection }
         connection = nil
         let opened = try PostgresConnection(connectionString: connectionString)
+        opened.answerTimeout = answerTimeout
         connection = opened
         return opened
     }

@@ -32,6 +32,64 @@ import Testing
         details?.moments.first { $0.id == momentID }?.likes.map { likes in likes.contains { $0.id == userID } }
     }
 
+    /// The connection between one instance and the database goes silent (a proxy in
+    /// between stops forwarding and never closes: what a NAT or load balancer that
+    /// forgot the connection does). With no other traffic, the instance notices within
+    /// its heartbeat's bound, reconnects, says it is behind, re-reads what it holds, and
+    /// converges with the change the other instance committed meanwhile. Another
+    /// instance's removal of a timeline is forgotten there too.
+    @Test func anInstanceWhoseConnectionWentSilentConvergesWithinTheHeartbeatsBound() async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let control = directory.url.appendingPathComponent("proxy-control")
+        let proxy = try await ScriptServer(script: "Tools/fixture-server/silent_proxy.py", arguments: ["127.0.0.1", "\(server.port)", control.path])
+        defer { proxy.stop() }
+        let viaProxy = database.replacingOccurrences(of: "port=\(server.port)", with: "port=\(proxy.port)")
+        #expect(viaProxy != database)
+
+        func client() -> GraphQLMomentsService {
+            GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(10) })
+        }
+        let writer = try await PostgresPersistence(connectionString: database)
+        let writingStore = MomentsStore(service: client(), persistence: writer, configuration: .init { $0.changeBus = writer })
+        let reader = try await PostgresPersistence(connectionString: viaProxy, configuration: .init {
+            $0.heartbeatInterval = .milliseconds(500)
+            $0.heartbeatTimeout = .seconds(1)
+            $0.answerTimeout = .seconds(2)
+        })
+        let readingStore = MomentsStore(service: client(), persistence: reader, configuration: .init { $0.changeBus = reader })
+        try await writingStore.refresh(userID: "1")
+        try await readingStore.refresh(userID: "1")
+        try await readingStore.refresh(userID: "2")
+        let probe = StreamProbe(await readingStore.updates(for: "1"))
+        let feed = StreamProbe(readingStore.changes())
+        // The writer's refresh was announced and read: the reader's connection is idle,
+        // so only its heartbeat can find it silent.
+        await readingStore.waitUntilSharedEventsApplied(1)
+
+        try Data("silent".utf8).write(to: control)
+        #expect(await eventually { !FileManager.default.fileExists(atPath: control.path) }, "the proxy went silent")
+        let silentSince = ContinuousClock.now
+        try await writingStore.setLike(true, momentID: "2", userID: "1")
+
+        let seen = await probe.waitUntil(timeout: .seconds(30)) { Self.likes($0, "2", by: "1") == true }
+        let took = ContinuousClock.now - silentSince
+        #expect(Self.likes(seen, "2", by: "1") == true, "the reading instance never saw the like committed while its connection was silent")
+        // Found by the heartbeat (0.5 s + 1 s), a fresh connection, the re-read (a
+        // pooled connection answers within 2 s or is replaced): well within 10 s.
+        #expect(took < .seconds(10), "took \(took)")
+        #expect(feed.values.contains { if case .sharedChangesInterrupted = $0.kind { true } else { false } }, "the feed said it was behind")
+        #expect(reader.changeFeedInterruptions >= 1)
+
+        // A removal on the writer is forgotten by the reader.
+        try await writer.remove(userID: "2")
+        #expect(await eventually { await readingStore.timelinesInMemory == 1 }, "the reader still holds the removed timeline")
+    }
+
     @Test func aLikeOnOneInstanceReachesTheOthersSubscribers() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }

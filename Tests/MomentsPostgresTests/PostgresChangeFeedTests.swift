@@ -154,4 +154,14 @@ import Testing
         #expect(decoded.dropFirst().flatMap(\.contested) == ids)
         #expect(ChangeAnnouncement(payload: #"{"o":"x","m":["a"],"u":[]}"#)?.contested == [], "older payloads still read")
     }
+
+    /// A contested id too long for any payload is never dropped: every instance, the
+    /// writer included (no origin), is told to resynchronise everything.
+    @Test func aContestedIDTooLongForAnyPayloadMakesEveryInstanceResynchronise() {
+        let long = String(repeating: "x", count: 9_000)
+        let announcement = ChangeAnnouncement(origin: "o", momentIDs: [long], userIDs: [], contested: [long], contestedUsers: [long])
+        let decoded = announcement.payloads.compactMap(ChangeAnnouncement.init(payload:))
+        #expect(announcement.payloads.allSatisfy { $0.utf8.count <= ChangeAnnouncement.maximumPayload })
+        #expect(decoded.filter { $0.everything && $0.origin.isEmpty }.count == 2, "\(decoded)")
+    }
 }

@@ -45,11 +45,18 @@ public struct SharedCommit: Sendable, Hashable {
     public var moments: [CommittedMoment]
     /// Timelines, assembled as their owners see them.
     public var timelines: [CommittedTimeline]
+    /// Users whose timelines another instance removed: a receiver forgets them.
+    public var removedUserIDs: [String]
+    /// Another instance removed every timeline and moment: a receiver forgets all it holds.
+    public var removedEverything: Bool
 
-    /// A commit of `moments` and `timelines`.
-    public init(moments: [CommittedMoment] = [], timelines: [CommittedTimeline] = []) {
+    /// A commit of `moments` and `timelines`, and of the removal of `removedUserIDs`'
+    /// timelines (or of everything).
+    public init(moments: [CommittedMoment] = [], timelines: [CommittedTimeline] = [], removedUserIDs: [String] = [], removedEverything: Bool = false) {
         self.moments = moments
         self.timelines = timelines
+        self.removedUserIDs = removedUserIDs
+        self.removedEverything = removedEverything
     }
 }
 

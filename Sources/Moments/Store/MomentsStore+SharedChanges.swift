@@ -6,16 +6,35 @@ extension MomentsStore {
     func receive(_ event: SharedChangeEvent, from bus: any MomentsChangeBus) async {
         switch event {
         case .committed(let commit):
+            forgetRemoved(commit)
             await settleUnheld(applyShared(commit))
         case .interrupted:
             feed.publish(.sharedChangesInterrupted)
-            let momentIDs = Array(state.records.keys)
-            let userIDs = Array(state.timelines.keys)
-            do {
-                await settleUnheld(applyShared(try await bus.committedState(momentIDs: momentIDs, userIDs: userIDs)))
-            } catch {
-                log(.error, "could not resynchronise with the shared storage after an interruption", userID: "", error: error)
+            // Re-read until it succeeds (50 ms, doubling up to 2 s between attempts): the
+            // store is behind the other instances until then.
+            var delay = Duration.milliseconds(50)
+            while !Task.isCancelled {
+                let momentIDs = Array(state.records.keys)
+                let userIDs = Array(state.timelines.keys)
+                do {
+                    await settleUnheld(applyShared(try await bus.committedState(momentIDs: momentIDs, userIDs: userIDs)))
+                    return
+                } catch {
+                    log(.error, "could not resynchronise with the shared storage after an interruption; trying again", userID: "", error: error)
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(2))
+                }
             }
+        }
+    }
+
+    /// Forgets the timelines another instance removed (every one, if it removed
+    /// everything): they are no longer served from memory.
+    private func forgetRemoved(_ commit: SharedCommit) {
+        let removed = commit.removedEverything ? Array(state.timelines.keys) : commit.removedUserIDs
+        for userID in removed where state.timelines[userID] != nil {
+            debug("another instance removed the timeline", userID: userID)
+            state.forget(userID)
         }
     }
 
