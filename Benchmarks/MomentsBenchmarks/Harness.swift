@@ -10,8 +10,11 @@ struct Row: Codable {
     var ratio: Double?
     var target: Double?
     var note: String?
+    /// For a figure where lower is better (a latency, a count): the most it may be.
+    var maximum: Double?
 
     var meetsTarget: Bool? {
+        if let maximum { return sdk <= maximum }
         guard let ratio, let target else { return nil }
         return ratio >= target
     }

@@ -13,7 +13,7 @@ enum Report {
             let verdict = row.meetsTarget.map { $0 ? " ✓" : " ✗" } ?? ""
             print(pad(row.name, 58) + pad(format(row.sdk), 14, right: true) + pad(row.baseline.map(format) ?? "—", 14, right: true)
                   + pad(row.ratio.map { String(format: "%.2f", $0) } ?? "—", 8, right: true)
-                  + pad(row.target.map { String(format: "≥%.2f", $0) } ?? "", 8, right: true)
+                  + pad(row.maximum.map { String(format: "≤%.2f", $0) } ?? row.target.map { String(format: "≥%.2f", $0) } ?? "", 8, right: true)
                   + "  \(row.unit)\(verdict)" + (row.note.map { " — \($0)" } ?? ""))
         }
     }

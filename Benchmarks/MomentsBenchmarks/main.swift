@@ -1,7 +1,7 @@
 // swift run -c release MomentsBenchmarks [--json] [--quick] [--only NAME[,NAME…]]
 //
 // Every figure is printed beside a baseline measured in the same run, with the ratio.
-// Cases: decode, http, curl, cache, store, fanout, changes, sqlite, postgres, json, users.
+// Cases: decode, http, curl, cache, store, fanout, changes, sqlite, postgres, json, users, resilience.
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -62,6 +62,7 @@ await attempt("sqlite") { try await SQLiteBenchmark.run() }
 await attempt("postgres") { try await PostgresBenchmark.run() }
 await attempt("json") { try await JSONFileBenchmark.run() }
 await attempt("users") { try await ManyUsersBenchmark.run(users: quick ? 10_000 : 100_000) }
+await attempt("resilience") { try await ResilienceBenchmark.run() }
 
 if wantsJSON {
     Report.printJSON(rows)
