@@ -5,11 +5,13 @@ enum Commands {
         ("base-url", "the BFF's base URL, e.g. http://127.0.0.1:8080 (default: $MOMENTS_BASE_URL)"),
         ("store", "where timelines are kept: sqlite:PATH | json:DIR | postgres:CONNECTION (shared with other instances) | memory (default: sqlite:moments.sqlite)"),
         ("token", "send this token as 'Authorization: Bearer <token>'"),
-        ("timeout", "seconds allowed per request, 0 to 3600 (default: 10)"),
+        ("timeout", "seconds allowed per call, every attempt and retry included, 0 to 3600 (default: 10)"),
+        ("retries", "retries of a failed read, 0 to 10, within the timeout and the retry budget (default: 1)"),
         ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),
     ] + TransportChoice.options
     static let json = (name: "json", help: "print machine-readable JSON")
     static let verbose = (name: "verbose", help: "add the full detail to an error")
+    static let noHedge = (name: "no-hedge", help: "never send a slow read a second time")
 
     static let all: [CommandSpec] = [
         CommandSpec(
@@ -20,24 +22,24 @@ enum Commands {
         ),
         CommandSpec(
             name: .timeline, summary: "Fetches a user's timeline from the BFF, stores it, and prints it.",
-            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF"), verbose],
+            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF"), verbose, noHedge],
             required: ["user"]
         ),
         CommandSpec(
             name: .like, summary: "Likes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .unlike, summary: "Unlikes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .watch,
             summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted. With --json, one JSON object per change (JSON Lines, with its sequence); with --all, the changes of every user in the store.",
             options: [("user", "the user's id (with --all: also watch this user)"), ("interval", "seconds between refreshes (default: 10)")] + connection,
-            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store"), verbose],
+            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store"), verbose, noHedge],
             required: []
         ),
         CommandSpec(

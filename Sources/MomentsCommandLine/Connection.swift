@@ -3,7 +3,8 @@ import Moments
 import MomentsNetworking
 
 /// What the network commands share: the client, the service and the store, built from
-/// `--base-url`, `--store`, `--token`, `--timeout`, `--cache-policy`, `--transport` and `--ca-file`.
+/// `--base-url`, `--store`, `--token`, `--timeout`, `--retries`, `--no-hedge`, `--cache-policy`,
+/// `--transport` and `--ca-file`.
 struct Connection {
     let baseURL: URL
     let client: HTTPClient
@@ -53,6 +54,14 @@ struct Connection {
             }
             timeout = .milliseconds(Int(seconds * 1000))
         }
+        var retries = 1
+        if let text = arguments.option("retries") {
+            guard let count = Int(text), (0...10).contains(count) else {
+                throw UsageError(message: "--retries must be a whole number from 0 to 10, not '\(text)'")
+            }
+            retries = count
+        }
+        let hedges = !arguments.has("no-hedge")
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
         // The answer cache is used only when a policy asks for it.
@@ -68,7 +77,8 @@ struct Connection {
         baseURL = url
         client = HTTPClient(baseURL: url, transport: transport) {
             $0.timeout = timeout
-            $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(200))
+            $0.retryPolicy = retries > 0 ? RetryPolicy(maximumAttempts: retries + 1, initialDelay: .milliseconds(200)) : nil
+            if !hedges { $0.hedging = nil }
             if let cache, let cachePolicy {
                 $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: cache)
                 $0.cachePolicy = cachePolicy

@@ -86,6 +86,19 @@ import Testing
         #expect(try JSONDecoder().decode(MomentsDetails.self, from: Data(offline.output.joined().utf8)) == shown)
     }
 
+    /// `--retries` and `--no-hedge` shape the client: a 503 is retried as often as
+    /// asked, and no more.
+    @Test func retriesAndNoHedgeShapeTheClient() async throws {
+        defer { bff.stop(); directory.remove() }
+        try await bff.injectFault(["kind": "status", "status": 503, "count": 2])
+        let (failed, failure) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString, "--retries", "0", "--no-hedge"])
+        #expect(failed == 1)
+        #expect(failure.problems.first?.contains("503 Service Unavailable") == true, "\(failure.problems)")
+        // One 503 left: one retry gets past it.
+        let (status, console) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString, "--retries", "1", "--no-hedge"])
+        #expect(status == 0, "\(console.problems)")
+    }
+
     @Test func aRefusedTokenNamesTheStatusAndTheURL() async throws {
         defer { bff.stop(); directory.remove() }
         let guarded = try await ReferenceBFF(token: "right-token")
@@ -100,7 +113,8 @@ import Testing
     @Test func wrongArgumentsAreOneLineAndStatus2() async throws {
         defer { bff.stop(); directory.remove() }
         for arguments in [["timeline"], ["timeline", "--user", "0"], ["timeline", "--user", "0", "--base-url", "ftp://x"], ["watch", "--user", "0", "--interval", "-1", "--base-url", "http://x"],
-                          ["watch", "--json", "--base-url", "http://x"], ["timeline", "--user", "0", "--user", "1", "--base-url", "http://x"]] {
+                          ["watch", "--json", "--base-url", "http://x"], ["timeline", "--user", "0", "--user", "1", "--base-url", "http://x"],
+                          ["timeline", "--user", "0", "--base-url", "http://x", "--retries", "11"], ["timeline", "--user", "0", "--base-url", "http://x", "--retries", "-1"]] {
             let (status, console) = await run(arguments)
             #expect(status == 2, "\(arguments)")
             #expect(console.problems.count == 1)

@@ -177,6 +177,21 @@ public actor MomentsStore {
         return state.displayedTimeline(userID)
     }
 
+    /// How long ago the server last answered for `userID`'s timeline in memory (its
+    /// owner, list and `isLiked`s); `nil` if no server answer for it arrived since it was
+    /// loaded (from persistence or a cache: of unknown age) or it is not in memory.
+    ///
+    /// During an outage, reads keep serving what the store holds, and every failed
+    /// refresh is told on ``changes()`` (`refreshFailed`, with its cause): this says how
+    /// stale that is. For example:
+    /// ```swift
+    /// if let age = await store.timelineAge(for: "0"), age > .seconds(60) { showStaleBanner() }
+    /// ```
+    public func timelineAge(for userID: String) -> Duration? {
+        guard let evidence = state.timelines[userID]?.evidence, evidence.sent != nil else { return nil }
+        return .nanoseconds(StoreInstant.now.nanoseconds - evidence.received.nanoseconds)
+    }
+
     /// The number of live subscribers of `userID`'s stream.
     public func subscriberCount(for userID: String) -> Int {
         snapshots.count(for: userID)

@@ -106,4 +106,20 @@ import Testing
         #expect(answer.isLiked("c") == true)
         #expect(try await fixture.store.details(for: "0") == answer)
     }
+
+    /// A timeline's age is how long ago the server last answered for it; unknown for one
+    /// read from persistence; it grows while refreshes fail.
+    @Test func aTimelinesAgeSaysHowLongAgoTheServerLastAnswered() async throws {
+        let fixture = await StoreFixture()
+        #expect(await fixture.store.timelineAge(for: "0") == nil)
+        try await fixture.store.refresh(userID: "0")
+        let fresh = try #require(await fixture.store.timelineAge(for: "0"))
+        await fixture.service.failNext(message: "down")
+        _ = try? await fixture.store.refresh(userID: "0")
+        let later = try #require(await fixture.store.timelineAge(for: "0"))
+        #expect(later >= fresh, "a failed refresh leaves the age growing")
+        let reloaded = MomentsStore(service: fixture.service, persistence: fixture.persistence)
+        _ = try await reloaded.details(for: "0")
+        #expect(await reloaded.timelineAge(for: "0") == nil, "read from persistence: of unknown age")
+    }
 }
