@@ -34,14 +34,14 @@ let package = Package(
         ),
         .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsCPostgres", "MomentsSupport"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
-        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsPostgres", "MomentsNetworking", "MomentsCurl"]),
+        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsPostgres", "MomentsNetworking", "MomentsCurl", "MomentsSupport"]),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
             dependencies: [
                 "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline",
-                "MomentsPostgres", "MomentsCPostgres", "MomentsTestSupport",
+                "MomentsPostgres", "MomentsCPostgres", "MomentsTestSupport", "MomentsSupport",
             ],
             path: "Benchmarks/MomentsBenchmarks"
         ),
@@ -81,5 +81,8 @@ for target in package.targets where target.type != .system {
         .swiftLanguageMode(.v6),
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("InternalImportsByDefault"),
+        // A module's members are visible only where it is imported: an undeclared
+        // dependency fails to compile instead of leaking in through another module.
+        .enableUpcomingFeature("MemberImportVisibility"),
     ]
 }

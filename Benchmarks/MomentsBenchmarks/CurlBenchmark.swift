@@ -6,6 +6,7 @@ import Moments
 import MomentsCurl
 import MomentsCurlBaseline
 import MomentsNetworking
+import MomentsSupport
 
 /// `CurlTransport` against a plain C program on libcurl's multi interface (the
 /// baseline), and the service over each transport, against the same nginx serving the

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Moments
 import MomentsNetworking
+import MomentsSupport
 
 /// Round trips through `GraphQLMomentsService` against nginx serving a fixed answer,
 /// beside bare `URLSession.data(for:)` against the same server; wrk gives the server's
@@ -85,7 +86,7 @@ final class NginxServer {
     /// `extraLocations` are nginx `location` blocks added as they are (faults, for the soak).
     init(answers: [String: Data], extraLocations: [String] = []) throws {
         guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw BenchmarkFailure("nginx is not installed; run Benchmarks/setup.sh")
+            throw BenchmarkFailure("nginx is not installed (Benchmarks/setup.sh installs it)", isMissingServer: true)
         }
         port = freePort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("moments-nginx-\(UUID().uuidString)")
@@ -156,7 +157,12 @@ final class NginxServer {
 
 struct BenchmarkFailure: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// A server the case measures against is not installed: the case is skipped.
+    var isMissingServer = false
+    init(_ description: String, isMissingServer: Bool = false) {
+        self.description = description
+        self.isMissingServer = isMissingServer
+    }
 }
 
 func freePort() -> Int {

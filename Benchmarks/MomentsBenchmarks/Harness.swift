@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 /// One line of the report: the SDK's figure beside the baseline's, measured in the same run.
 struct Row: Codable {

@@ -3,6 +3,7 @@ import Moments
 import MomentsCPostgres
 import MomentsPostgres
 import MomentsTestSupport
+import MomentsSupport
 
 /// `PostgresPersistence` beside raw libpq calls (prepared statements, one transaction,
 /// arrays through `unnest`) writing and reading the same rows of the same schema, on a

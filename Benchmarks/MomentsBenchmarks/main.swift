@@ -15,17 +15,42 @@ func selected(_ name: String) -> Bool { only?.contains(name) ?? true }
 
 var rows: [Row] = []
 var failures: [String] = []
+var skipped: [String] = []
+
+/// nginx and wrk, which the HTTP cases measure against: installed by
+/// `Benchmarks/setup.sh` if missing (as root, or through sudo); without them those cases
+/// are skipped with a note and the rest still run.
+func ensureBenchmarkServers() {
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].contains(where: FileManager.default.isExecutableFile(atPath:))
+    guard !nginx else { return }
+    FileHandle.standardError.write(Data("benchmarks: nginx is missing; installing it and wrk (Benchmarks/setup.sh)…\n".utf8))
+    let setup = Process()
+    setup.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    setup.arguments = ["bash", "Benchmarks/setup.sh"]
+    setup.standardOutput = FileHandle.standardError
+    do {
+        try setup.run()
+        setup.waitUntilExit()
+    } catch {
+        FileHandle.standardError.write(Data("benchmarks: could not run Benchmarks/setup.sh: \(error)\n".utf8))
+    }
+}
 @MainActor func attempt(_ name: String, _ body: () async throws -> [Row]) async {
     guard selected(name) else { return }
     do {
         let produced = try await body()
         rows += produced
         if !wantsJSON { Report.printRows(produced) }
+    } catch let failure as BenchmarkFailure where failure.isMissingServer {
+        skipped.append("\(name): \(failure)")
+        if !wantsJSON { print("  (skipped \(name): \(failure))") }
     } catch {
         failures.append("\(name): \(error)")
         FileHandle.standardError.write(Data("benchmark \(name) failed: \(error)\n".utf8))
     }
 }
+
+if ["http", "curl", "cache", "breakdown", "profile", "curlprofile", "curlsoak", "sdkprofile"].contains(where: selected) { ensureBenchmarkServers() }
 
 if !wantsJSON { Report.printHeader() }
 await attempt("decode") { await DecodeBenchmark.run() }
@@ -68,5 +93,6 @@ if wantsJSON {
     Report.printJSON(rows)
 } else {
     Report.printFooter(rows)
+    if !skipped.isEmpty { print("skipped, their servers missing: \(skipped.joined(separator: "; "))") }
 }
 exit(failures.isEmpty ? 0 : 1)

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 /// The reference BFF (`Tools/bff/server.py`) as a child process on a free loopback port.
 ///

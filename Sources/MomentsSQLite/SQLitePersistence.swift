@@ -2,6 +2,7 @@ public import Moments
 public import MomentsNetworking
 import MomentsCSQLite
 import MomentsSupport
+import Foundation
 
 /// A `MomentsPersistence` in one SQLite database file (or `":memory:"`).
 ///

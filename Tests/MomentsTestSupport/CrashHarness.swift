@@ -1,5 +1,6 @@
 public import Foundation
 public import Moments
+import MomentsSupport
 
 /// Runs `MomentsCrashWriter`, kills it with SIGKILL at a point chosen from the progress
 /// it reports (after a number of commits, or in the middle of the next one), and checks

@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsSupport
 
 /// A loopback server run as a child process (a Python script of `Tools/`), for tests
 /// that need a real socket. The script prints `PORT <n>` first and exits when its

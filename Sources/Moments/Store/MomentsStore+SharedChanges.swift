@@ -1,3 +1,4 @@
+import MomentsNetworking
 /// Changes other instances committed, arriving through the configured
 /// ``MomentsStore/Configuration-swift.struct/changeBus``.
 extension MomentsStore {

@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsSupport
 
 /// An answer kept in a ``ResponseCache``.
 public struct CachedResponse: Sendable, Hashable, Codable {

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 extension HTTPClient {
     // MARK: - Cache policies
@@ -154,7 +155,8 @@ extension HTTPClient {
         _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, freshOnly: Bool, started: ContinuousClock.Instant
     ) async -> DecodedResponse<R.Response>? {
         guard let key, let cached = await configuration.cache?.cachedResponse(for: key.key) else { return nil }
-        let usable = freshOnly ? cached.isFresh() : cached.age() <= configuration.maximumStaleness.seconds
+        let now = configuration.now()
+        let usable = freshOnly ? cached.isFresh(at: now) : cached.age(at: now) <= configuration.maximumStaleness.seconds
         guard usable else { return nil }
         let response = cached.response
         guard let value = try? request.decodeResponse(response, decoder: configuration.decoder) else { return nil }

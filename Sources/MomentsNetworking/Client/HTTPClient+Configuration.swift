@@ -107,6 +107,9 @@ extension HTTPClient {
         /// How old a cached answer may be and still serve `.remoteThenLocal` and
         /// `.localThenRemote`. The default is 1 day.
         public var maximumStaleness: Duration = .seconds(86_400)
+        /// The clock that dates cached answers and judges their freshness: replace it in
+        /// tests to let time pass without waiting. The default is `Date()`.
+        public var now: @Sendable () -> Date = { Date() }
         /// The failure statuses after which `.remoteThenLocal` serves the cached answer:
         /// answers saying the server could not answer now, as HTTP caches serve a stale
         /// answer on error (RFC 5861). Never an answer about the caller or the resource

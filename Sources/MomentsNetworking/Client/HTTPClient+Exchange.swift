@@ -64,7 +64,7 @@ extension HTTPClient {
             exchange = result
             let value = try decode(result.response, for: request, sentAs: httpRequest)
             if let key, let cache = configuration.cache, sent.lastIdentity == key.identity {
-                await cache.store(CachedResponse(result.response, timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key.key)
+                await cache.store(CachedResponse(result.response, storedAt: configuration.now(), timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key.key)
             }
             if recorder.isActive {
                 recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: result.response,

@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsSupport
 
 /// Why a call through ``HTTPClient`` produced no value.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 /// Turns a request's outcome into one log record and one metrics value.
 struct RequestRecorder: Sendable {

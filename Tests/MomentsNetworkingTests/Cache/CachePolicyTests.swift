@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsSupport
 import MomentsTestSupport
 import Testing
 
@@ -16,6 +17,15 @@ private struct Mutation: GraphQLOperation {
     func extract(_ data: ResponseData) -> User { data.rename }
 }
 
+/// A clock that moves only when told.
+final class TestClock: Sendable {
+    private let date = PThreadMutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { date.withLock { $0 } }
+    func advance(_ duration: Duration) {
+        date.withLock { $0 = $0.addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) }
+    }
+}
+
 @Suite struct CachePolicyTests {
     /// Answers "Ada #<call>" so a test can tell which exchange a value came from.
     private func numbered(failing: Set<Int> = []) -> ScriptedTransport {
@@ -25,10 +35,14 @@ private struct Mutation: GraphQLOperation {
         }
     }
 
+    /// The clock the tests' clients read: time passes when a test says so.
+    private let clock = TestClock()
+
     private func client(_ transport: any HTTPTransport, cache: any ResponseCache = MemoryResponseCache(), ttl: Duration = .seconds(60)) -> HTTPClient {
-        HTTPClient(baseURL: testBaseURL, transport: transport) {
+        HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
             $0.cache = cache
             $0.cacheTTL = ttl
+            $0.now = { clock.now }
         }
     }
 
@@ -58,7 +72,7 @@ private struct Mutation: GraphQLOperation {
         let transport = numbered()
         let client = client(transport, ttl: .milliseconds(50))
         _ = try await client.send(Endpoint<User>.get("/u"))
-        try await Task.sleep(for: .milliseconds(80))
+        clock.advance(.milliseconds(80))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
 
@@ -72,7 +86,7 @@ private struct Mutation: GraphQLOperation {
 
         #expect(try await client.send(request).id == 1)
         #expect(try await client.send(request).id == 1)
-        try await Task.sleep(for: .milliseconds(120))
+        clock.advance(.milliseconds(120))
         #expect(try await client.send(request).id == 2, "a per-request TTL expires the entry")
         #expect(transport.calls == 2)
     }
@@ -135,7 +149,7 @@ private struct Mutation: GraphQLOperation {
         let transport = numbered(failing: [2, 3])
         let client = client(transport, ttl: .milliseconds(10))
         _ = try await client.send(Endpoint<User>.get("/u"))
-        try await Task.sleep(for: .milliseconds(30))
+        clock.advance(.milliseconds(30))
 
         let fallback = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal))
         #expect(fallback.value.id == 1 && fallback.isFromCache)
@@ -180,12 +194,13 @@ private struct Mutation: GraphQLOperation {
 
     @Test func remoteThenLocalRespectsTheMaximumStaleness() async throws {
         let transport = numbered(failing: [2])
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
             $0.cache = MemoryResponseCache()
             $0.maximumStaleness = .zero
+            $0.now = { clock.now }
         }
         _ = try await client.send(Endpoint<User>.get("/u"))
-        try await Task.sleep(for: .milliseconds(20))
+        clock.advance(.milliseconds(20))
 
         await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal)) }
     }

@@ -145,7 +145,7 @@ import Testing
         #expect(error?.code == .duplicateMomentID)
         #expect(error?.momentID == (list.filter { id in list.filter { $0 == id }.count > 1 }.first))
         #expect(try await store.details(for: "0") == before)
-        #expect(try await persistence.load(userID: "0") == before)
+        #expect(await persistence.load(userID: "0") == before)
         // The refused list left no mark behind: the next answer of a good list applies.
         let after = try await store.refresh(userID: "0")
         #expect(after.moments.map(\.id) == ["once", "kept"])

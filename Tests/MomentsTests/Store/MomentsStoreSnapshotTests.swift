@@ -42,7 +42,7 @@ import Testing
                 #expect(shown?.isLiked == isLiked && shown?.likes?.contains { $0.id == user } == isLiked,
                         "seed \(seed), step \(step) (\(action)): the optimistic snapshot shows \(String(describing: shown))")
                 await service.release()
-                try await call.value
+                _ = try await call.value
             case 12..<14:
                 // Another client changes a like on the server; every timeline is refreshed.
                 guard let moment = try await service.serverTimeline(user).moments.randomElement(using: &random) else { continue }
