@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -12,6 +12,14 @@ let package = Package(
         .library(name: "MomentsPostgres", targets: ["MomentsPostgres"]),
         .executable(name: "moments", targets: ["MomentsCLI"]),
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
+    ],
+    // The `moments` tool's optional back ends, on by default: a build without them
+    // (`swift build --product moments --disable-default-traits`, or a dependency's
+    // `traits: []`) needs neither libcurl's nor libpq's headers.
+    traits: [
+        .trait(name: "Curl", description: "The `moments` tool offers `--transport curl` (MomentsCurl, over libcurl)."),
+        .trait(name: "Postgres", description: "The `moments` tool offers `--store postgres:` (MomentsPostgres, over libpq)."),
+        .default(enabledTraits: ["Curl", "Postgres"]),
     ],
     targets: [
         .target(name: "MomentsSupport"),
@@ -34,7 +42,14 @@ let package = Package(
         ),
         .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsCPostgres", "MomentsSupport"]),
         .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
-        .target(name: "MomentsCommandLine", dependencies: ["Moments", "MomentsSQLite", "MomentsPostgres", "MomentsNetworking", "MomentsCurl", "MomentsSupport"]),
+        .target(
+            name: "MomentsCommandLine",
+            dependencies: [
+                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsSupport",
+                .target(name: "MomentsCurl", condition: .when(traits: ["Curl"])),
+                .target(name: "MomentsPostgres", condition: .when(traits: ["Postgres"])),
+            ]
+        ),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(

@@ -1,6 +1,8 @@
 import Foundation
 import Moments
+#if Postgres
 import MomentsPostgres
+#endif
 import MomentsSQLite
 
 /// Where the CLI keeps timelines: `sqlite:PATH`, `json:DIR`, `postgres:CONNECTION` or
@@ -52,8 +54,13 @@ enum StoreLocation: Equatable {
         case .json(let directory):
             return (try JSONFilePersistence(directory: URL(fileURLWithPath: directory)), nil)
         case .postgres(let connection):
+            #if Postgres
             let persistence = try await PostgresPersistence(connectionString: connection)
             return (persistence, persistence)
+            #else
+            _ = connection
+            throw UsageError(message: "this moments was built without PostgreSQL stores (the Postgres trait); build it with its default traits")
+            #endif
         case .memory:
             return (InMemoryPersistence(), nil)
         }

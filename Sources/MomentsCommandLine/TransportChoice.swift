@@ -1,5 +1,7 @@
 import Foundation
+#if Curl
 import MomentsCurl
+#endif
 import MomentsNetworking
 
 /// Which transport the network commands use: `--transport curl|urlsession` (or
@@ -33,6 +35,7 @@ enum TransportChoice: String, CaseIterable {
             }
             return URLSessionTransport()
         case .curl:
+            #if Curl
             var configuration = CurlTransport.Configuration()
             if let caFile {
                 guard FileManager.default.isReadableFile(atPath: caFile) else {
@@ -41,6 +44,9 @@ enum TransportChoice: String, CaseIterable {
                 configuration.certificateAuthorityFile = caFile
             }
             return try CurlTransport(configuration: configuration)
+            #else
+            throw UsageError(message: "this moments was built without the curl transport (the Curl trait); build it with its default traits")
+            #endif
         }
     }
 }
