@@ -349,12 +349,12 @@ final class StoreState {
                 applied.changedEntries = change.isLikedChanged
             }
             if !sameTimeline, persists { applied.batch.timelines[userID] = timeline.stored }
-        } else if !sameTimeline, settles, !evidence.isCertainlyOlder(than: timeline.evidence) {
-            // The value stands until the server settles it, but its age now covers the
-            // answer it disagreed with: an answer is taken as newer only if it was sent
-            // after both.
-            timeline.evidence = timeline.evidence.covering(evidence)
-            applied.needsConvergence = true
+        } else if !evidence.isCertainlyOlder(than: timeline.evidence) {
+            // An answer of unknown order: the value stands (until the server settles a
+            // disagreement), and its age now covers the answer, whether it agreed or not,
+            // so a later answer is taken as newer only if it was sent after both.
+            if evidence.sent != nil { timeline.evidence = timeline.evidence.covering(evidence) }
+            if !sameTimeline, settles { applied.needsConvergence = true }
         }
         if isShared {
             if holdsAnswer {
