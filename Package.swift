@@ -82,7 +82,7 @@ let package = Package(
             dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
         .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",
             dependencies: ["MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]

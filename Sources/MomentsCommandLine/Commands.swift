@@ -10,7 +10,8 @@ enum Commands {
         ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),
     ] + TransportChoice.options
     static let json = (name: "json", help: "print machine-readable JSON")
-    static let verbose = (name: "verbose", help: "add the full detail to an error")
+    static let verbose = (name: "verbose", help: "print each request with its trace id, and the full detail of an error")
+    static let metrics = (name: "metrics", help: "print the run's figures in Prometheus' text format at its end, on standard error")
     static let noHedge = (name: "no-hedge", help: "never send a slow read a second time")
 
     static let all: [CommandSpec] = [
@@ -22,24 +23,24 @@ enum Commands {
         ),
         CommandSpec(
             name: .timeline, summary: "Fetches a user's timeline from the BFF, stores it, and prints it.",
-            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF"), verbose, noHedge],
+            options: [("user", "the user's id")] + connection, flags: [json, ("offline", "print the stored timeline without asking the BFF"), verbose, noHedge, metrics],
             required: ["user"]
         ),
         CommandSpec(
             name: .like, summary: "Likes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge, metrics],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .unlike, summary: "Unlikes a moment as a user.",
-            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge],
+            options: [("user", "the user's id"), ("moment", "the moment's id")] + connection, flags: [json, verbose, noHedge, metrics],
             required: ["user", "moment"]
         ),
         CommandSpec(
             name: .watch,
             summary: "Prints a user's timeline, then every change, refreshing every interval, until interrupted. With --json, one JSON object per change (JSON Lines, with its sequence); with --all, the changes of every user in the store.",
             options: [("user", "the user's id (with --all: also watch this user)"), ("interval", "seconds between refreshes (default: 10)")] + connection,
-            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store"), verbose, noHedge],
+            flags: [(name: "json", help: "print each change as one JSON object per line"), ("all", "watch every user whose timeline is in the store"), verbose, noHedge, metrics],
             required: []
         ),
         CommandSpec(

@@ -84,11 +84,14 @@ struct Connection {
                 $0.cachePolicy = cachePolicy
             }
             if let token { $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token)) }
+            $0.logHandler = Observing.current.requestLog
+            $0.metrics = Observing.current.metrics
         }
         let (persistence, changeBus) = try await location.open()
         self.persistence = persistence
         store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence, configuration: .init {
             $0.changeBus = changeBus
+            $0.metrics = Observing.current.metrics
         })
     }
 }

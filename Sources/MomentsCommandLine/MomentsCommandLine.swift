@@ -48,14 +48,21 @@ public enum MomentsCommandLine {
         func removeNewFiles() {
             for path in newFiles where FileManager.default.fileExists(atPath: path) { try? FileManager.default.removeItem(atPath: path) }
         }
+        let observing = Observing(parsed, environment: environment, console: console)
+        // Printed at the end, whatever the outcome.
+        defer { if let metrics = observing.metrics { console.problem(metrics.render().trimmingCharacters(in: .newlines)) } }
         do {
-            switch parsed.command {
-            case .demo: try await DemoCommand(console: console).run(parsed)
-            case .timeline: try await timeline(parsed, environment: environment, console: console)
-            case .like, .unlike: try await like(parsed, environment: environment, console: console)
-            case .watch: try await watch(parsed, environment: environment, console: console)
-            case .cacheClear: try await clearCache(parsed, environment: environment, console: console)
-            case .help: break
+            try await Observing.$current.withValue(observing) {
+                try await TraceContext.withValue(observing.trace) {
+                    switch parsed.command {
+                    case .demo: try await DemoCommand(console: console).run(parsed)
+                    case .timeline: try await timeline(parsed, environment: environment, console: console)
+                    case .like, .unlike: try await like(parsed, environment: environment, console: console)
+                    case .watch: try await watch(parsed, environment: environment, console: console)
+                    case .cacheClear: try await clearCache(parsed, environment: environment, console: console)
+                    case .help: break
+                    }
+                }
             }
             return 0
         } catch let error as UsageError {

@@ -1,5 +1,6 @@
 import Foundation
 import Moments
+import MomentsNetworking
 @testable import MomentsCommandLine
 import MomentsTestSupport
 import Testing
@@ -97,6 +98,25 @@ import Testing
         // One 503 left: one retry gets past it.
         let (status, console) = await run(["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString, "--retries", "1", "--no-hedge"])
         #expect(status == 0, "\(console.problems)")
+    }
+
+    /// `TRACEPARENT` in the environment is continued: the request carries its trace id
+    /// and a span of its own; `--verbose` prints each request with that trace id, and
+    /// `--metrics` the run's figures in Prometheus' text format.
+    @Test func theEnvironmentsTraceIsContinuedAndShown() async throws {
+        defer { bff.stop(); directory.remove() }
+        let traceID = "0af7651916cd43dd8448eb211c80319c"
+        let (status, console) = await run(
+            ["timeline", "--user", "0", "--store", "memory", "--base-url", bff.baseURL.absoluteString, "--verbose", "--metrics"],
+            environment: ["TRACEPARENT": "00-\(traceID)-b7ad6b7169203331-01"]
+        )
+        #expect(status == 0, "\(console.problems)")
+        struct Stats: Decodable { let lastTraceparent: String? }
+        let stats = try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>.get("/__stats"))
+        let sent = stats.lastTraceparent ?? ""
+        #expect(sent.hasPrefix("00-\(traceID)-") && !sent.contains("b7ad6b7169203331"), "\(sent)")
+        #expect(console.problems.contains { $0.contains("POST") && $0.contains("trace \(traceID)") }, "\(console.problems)")
+        #expect(console.problems.contains { $0.contains("http_client_request_duration_seconds_count") }, "\(console.problems)")
     }
 
     @Test func aRefusedTokenNamesTheStatusAndTheURL() async throws {

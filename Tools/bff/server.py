@@ -12,7 +12,8 @@ does (see data.py); per-viewer (the default) says whether the asking user likes 
 --exit-with-stdin stops the server when its stdin closes (for parents that spawn it).
 
 Control routes: GET /__health, POST /__reset (back to the initial data),
-POST and DELETE /__faults (see faults.py), GET /__stats.
+POST and DELETE /__faults (see faults.py), GET /__stats (requests served, faults
+injected, and the last /graphql request's `traceparent`).
 """
 import argparse
 import json
@@ -102,6 +103,7 @@ class BFF(ThreadingHTTPServer):
         self.requests = 0
         self.counter_lock = threading.Lock()
         self.hanging = []
+        self.last_traceparent = None
         self.reset_data()
 
     def reset_data(self):
@@ -147,7 +149,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__health":
             self._json(200, {"ok": True})
         elif self.path == "/__stats":
-            self._json(200, {"requests": self.server.requests, "faultsInjected": self.server.faults.injected})
+            self._json(200, {"requests": self.server.requests, "faultsInjected": self.server.faults.injected,
+                             "lastTraceparent": self.server.last_traceparent})
         else:
             self._json(404, {"error": "no route %s" % self.path})
 
@@ -175,6 +178,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": "no route %s" % self.path})
         with self.server.counter_lock:
             self.server.requests += 1
+            self.server.last_traceparent = self.headers.get("traceparent")
         if self.server.token is not None:
             if self.headers.get("Authorization") != "Bearer %s" % self.server.token:
                 return self._json(401, {"error": "missing or invalid token"})

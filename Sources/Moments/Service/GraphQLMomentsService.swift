@@ -41,7 +41,9 @@ public struct GraphQLMomentsService: MomentsService {
     /// Fetches under `cachePolicy` through the client's cache policies; the answer says
     /// whether it came from the cache, or when its exchange began.
     public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
-        MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)))
+        try await TraceContext.span("moments.service.get_moments", tracer: client.configuration.tracer) { _ in
+            MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)))
+        }
     }
 
     /// Fetches under `cachePolicy` through the client's cache policies; each answer says
@@ -56,7 +58,9 @@ public struct GraphQLMomentsService: MomentsService {
 
     /// The answer of a like, with when its exchange began.
     public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
-        MomentsAnswer(try await client.response(for: UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID)))
+        try await TraceContext.span("moments.service.update_like", tracer: client.configuration.tracer) { _ in
+            MomentsAnswer(try await client.response(for: UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID)))
+        }
     }
 
     /// Removes the cached timeline answers of `userIDs` from the client's cache.

@@ -21,13 +21,21 @@ package final class ChangeFeed: Sendable {
 
     private let bufferSize: Int
     private let state: PThreadMutex<State>
+    /// Counts the gaps consumers fall into, and (every 64 changes) the slowest
+    /// consumer's backlog; `nil` measures nothing.
+    private let instruments: StoreInstruments?
 
     /// - Parameters:
     ///   - bufferSize: The most changes a consumer may have waiting.
     ///   - logSize: The most recent changes kept for ``subscribe(after:)``.
-    package init(bufferSize: Int, logSize: Int) {
+    package convenience init(bufferSize: Int, logSize: Int) {
+        self.init(bufferSize: bufferSize, logSize: logSize, instruments: nil)
+    }
+
+    init(bufferSize: Int, logSize: Int, instruments: StoreInstruments?) {
         self.bufferSize = max(1, bufferSize)
         state = PThreadMutex(State(log: RecentLog(capacity: logSize)))
+        self.instruments = instruments.flatMap { $0.isMeasuring ? $0 : nil }
     }
 
     /// Numbers `kind` and delivers it; returns its sequence.
@@ -39,8 +47,17 @@ package final class ChangeFeed: Sendable {
             state.log.append(change)
             // Resuming only schedules the waiting consumer, which then takes its own
             // lock, never this one: safe under the lock, and it spares a list.
+            var gaps = 0
             for consumer in state.consumers.values {
-                consumer.deliver(change, bufferSize: bufferSize)?.resume(returning: change)
+                let (waiter, gapBegan) = consumer.deliver(change, bufferSize: bufferSize)
+                waiter?.resume(returning: change)
+                if gapBegan { gaps += 1 }
+            }
+            if let instruments {
+                for _ in 0..<gaps { instruments.gap() }
+                if state.lastSequence % 64 == 0 {
+                    instruments.slowestConsumerBacklog(state.consumers.values.map(\.backlog).max() ?? 0)
+                }
             }
             return state.lastSequence
         }
@@ -108,20 +125,26 @@ private final class FeedConsumer: Sendable {
         state = PThreadMutex(State(buffer: buffer, missed: missed, isFinished: isFinished))
     }
 
-    /// Buffers `change`, or returns the waiting continuation to hand it to.
-    func deliver(_ change: MomentsChange, bufferSize: Int) -> Waiter? {
+    /// Buffers `change`, or returns the waiting continuation to hand it to; and whether
+    /// the consumer just fell behind (a new gap began).
+    func deliver(_ change: MomentsChange, bufferSize: Int) -> (Waiter?, gapBegan: Bool) {
         state.withLock { state in
             if let waiter = state.waiter {
                 state.waiter = nil
-                return waiter
+                return (waiter, false)
             }
+            var gapBegan = false
             while state.buffer.count >= bufferSize, let dropped = state.buffer.popFirst() {
+                if state.missed == nil { gapBegan = true }
                 state.missed = (state.missed?.lowerBound ?? dropped.sequence)...dropped.sequence
             }
             state.buffer.append(change)
-            return nil
+            return (nil, gapBegan)
         }
     }
+
+    /// The changes waiting for the consumer.
+    var backlog: Int { state.withLock { $0.buffer.count } }
 
     /// Marks the end; returns the waiting continuation to end.
     func finish(dropping: Bool) -> Waiter? {

@@ -49,6 +49,22 @@ extension MomentsStore {
         /// did, refetches, contests), which costs a line per answer. The default is `.info`.
         public var logLevel: LogRecord.Level = .info
 
+        /// Receives a span for each ``MomentsStore/refresh(userID:cachePolicy:)`` and
+        /// ``MomentsStore/setLike(_:momentID:userID:)`` made under a `TraceContext`
+        /// (`moments.store.refresh`, `moments.store.set_like`), and for each persistence
+        /// write (`moments.persistence.save`); the service's and client's spans are their
+        /// children. The default is `nil`.
+        public var tracer: (any MomentsTracer)?
+
+        /// Makes the store's figures: `moments.store.timelines` (in memory),
+        /// `moments.store.evictions`, `moments.store.subscribers`,
+        /// `moments.store.changes.lag.max` (the slowest `changes()` consumer's backlog),
+        /// `moments.store.changes.gaps`, `moments.store.persistence.write.duration` and
+        /// `moments.store.persistence.write.failures`, `moments.store.shared.lag` (how
+        /// long after another instance's confirmation its change was applied here). The
+        /// default is `nil`.
+        public var metrics: (any MomentsMetricsFactory)?
+
         /// Creates a configuration with every default.
         public init() {}
 

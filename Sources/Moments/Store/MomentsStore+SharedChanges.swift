@@ -7,6 +7,10 @@ extension MomentsStore {
     func receive(_ event: SharedChangeEvent, from bus: any MomentsChangeBus) async {
         switch event {
         case .committed(let commit):
+            if instruments.isMeasuring {
+                let confirmed = (commit.moments.compactMap { $0.confirmedWithin?.notAfter } + commit.timelines.compactMap { $0.confirmedWithin?.notAfter }).max()
+                if let confirmed { instruments.appliedShared(confirmedBy: confirmed) }
+            }
             forgetRemoved(commit)
             await settleUnheld(applyShared(commit))
         case .interrupted:

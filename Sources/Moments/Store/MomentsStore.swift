@@ -59,8 +59,10 @@ public actor MomentsStore {
     /// Whether batches carry when the server confirmed them (see
     /// ``MomentsPersistence/keepsConfirmationIntervals``).
     private let keepsConfirmationIntervals: Bool
-    private let snapshots = SubscriberRegistry<MomentsDetails>()
+    private let snapshots: SubscriberRegistry<MomentsDetails>
     let feed: ChangeFeed
+    /// The store's spans and figures.
+    let instruments: StoreInstruments
     private let refreshes = SharedCall<String, MomentsDetails>()
 
     let state: StoreState
@@ -99,9 +101,13 @@ public actor MomentsStore {
         self.service = service
         self.persistence = persistence
         self.configuration = configuration
-        self.writer = PersistenceWriter(persistence: persistence)
+        let instruments = StoreInstruments(configuration: configuration)
+        self.instruments = instruments
+        self.writer = PersistenceWriter(persistence: persistence, instruments: instruments)
         self.keepsConfirmationIntervals = persistence.keepsConfirmationIntervals
-        self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges)
+        self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges, instruments: instruments)
+        let onCount: (@Sendable (Int) -> Void)? = instruments.isMeasuring ? { @Sendable count in instruments.subscriberCount(count) } : nil
+        self.snapshots = SubscriberRegistry<MomentsDetails>(onCount: onCount)
         self.state = StoreState(capacity: configuration.maximumTimelinesInMemory, likesAreExclusive: configuration.changeBus == nil)
         if let bus = configuration.changeBus {
             let events = bus.sharedChanges()
@@ -241,12 +247,15 @@ public actor MomentsStore {
     ///   is still applied and emitted, and persisted with the next write).
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
-        do {
-            return try await refreshes.run(userID) {
-                try await performRefresh(userID, cachePolicy: cachePolicy)
+        try await TraceContext.span("moments.store.refresh", tracer: instruments.tracer) { span in
+            span?.setAttribute("moments.user_id", .string(userID))
+            do {
+                return try await refreshes.run(userID) {
+                    try await performRefresh(userID, cachePolicy: cachePolicy)
+                }
+            } catch where Task.isCancelled {
+                throw CancellationError()
             }
-        } catch where Task.isCancelled {
-            throw CancellationError()
         }
     }
 
@@ -306,7 +315,9 @@ public actor MomentsStore {
             }
         }
         do {
-            try await writer.write(applied.batch)
+            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in
+                try await writer.write(applied.batch)
+            }
         } catch {
             persistenceFailures[userID] = error
         }
@@ -330,10 +341,14 @@ public actor MomentsStore {
     ///   the confirmed state could not be persisted (it is still applied and emitted).
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
-        do {
-            return try await performSetLike(isLiked, momentID: momentID, userID: userID)
-        } catch where Task.isCancelled {
-            throw CancellationError()
+        try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
+            span?.setAttribute("moments.user_id", .string(userID))
+            span?.setAttribute("moments.moment_id", .string(momentID))
+            do {
+                return try await performSetLike(isLiked, momentID: momentID, userID: userID)
+            } catch where Task.isCancelled {
+                throw CancellationError()
+            }
         }
     }
 
@@ -391,7 +406,9 @@ public actor MomentsStore {
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
-            try await writer.wait(for: ticket)
+            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in
+                try await writer.wait(for: ticket)
+            }
             return state.displayedTimeline(userID) ?? answer.details
         case .failure(let error):
             endLike(key, link: link, generation: generation, failed: true)
@@ -634,6 +651,10 @@ public actor MomentsStore {
     private func evictIfNeeded(sparing current: String) {
         let evicted = state.evictIfNeeded { userID in
             userID == current || snapshots.hasSubscribers(userID) || likesInFlight[userID] != nil || refreshesInFlight[userID] != nil
+        }
+        if instruments.isMeasuring {
+            instruments.evicted(evicted.count)
+            instruments.timelinesInMemory(state.timelines.count)
         }
         if !evicted.isEmpty { state.sweepRetired(oldestRequest: requestStarts.values.min()) }
     }

@@ -38,10 +38,13 @@ final class PersistenceWriter: Sendable {
     }
 
     private let persistence: any MomentsPersistence
+    /// Where each save's duration and outcome are counted, if anywhere.
+    private let instruments: StoreInstruments?
     private let state = PThreadMutex(State())
 
-    init(persistence: any MomentsPersistence) {
+    init(persistence: any MomentsPersistence, instruments: StoreInstruments? = nil) {
         self.persistence = persistence
+        self.instruments = instruments
     }
 
     /// A queued batch: its number, or, for a caller who found no write under way, what
@@ -124,10 +127,13 @@ final class PersistenceWriter: Sendable {
     }
 
     private nonisolated(nonsending) func save(_ batch: PersistenceBatch) async -> Result<Void, any Error> {
+        let started = ContinuousClock.now
         do {
             try await persistence.save(batch)
+            instruments?.wrote(in: ContinuousClock.now - started, failed: false)
             return .success(())
         } catch {
+            instruments?.wrote(in: ContinuousClock.now - started, failed: true)
             return .failure(error)
         }
     }

@@ -56,15 +56,24 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
     }
 
     private let state = PThreadMutex(State())
+    /// Told the number of subscribers whenever it changes, if set.
+    private let onCount: (@Sendable (Int) -> Void)?
+
+    init(onCount: (@Sendable (Int) -> Void)? = nil) {
+        self.onCount = onCount
+    }
+
+    private func total(_ state: State) -> Int { state.byUser.values.reduce(0) { $0 + $1.count } }
 
     /// Makes a stream for `userID`, registered before it is returned.
     func subscribe(_ userID: String) -> (AsyncStream<Value>, Continuation) {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
+        let (id, count) = state.withLock { state in
             state.nextID += 1
             state.byUser[userID, default: Subscribers()].add(state.nextID, continuation)
-            return state.nextID
+            return (state.nextID, onCount == nil ? 0 : total(state))
         }
+        onCount?(count)
         continuation.onTermination = { [weak self] _ in
             self?.remove(id, of: userID)
         }
@@ -72,10 +81,12 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
     }
 
     private func remove(_ id: Int, of userID: String) {
-        state.withLock { state in
+        let count = state.withLock { state in
             state.byUser[userID]?.remove(id)
             if state.byUser[userID]?.count == 0 { state.byUser[userID] = nil }
+            return onCount == nil ? 0 : total(state)
         }
+        onCount?(count)
     }
 
     /// The users among `users` with at least one subscriber, each with its subscribers'

@@ -77,12 +77,18 @@ extension HTTPClient {
     private nonisolated func nextRetry(
         _ policy: RetryPolicy, after attempt: Int, retryAfter: String?, waited: Duration, deadline: ContinuousClock.Instant
     ) -> RetryDecision {
-        guard let delay = policy.delay(after: attempt, retryAfter: retryAfter, alreadyWaited: waited) else { return .stop(.attemptsExhausted) }
+        guard let delay = policy.delay(after: attempt, retryAfter: retryAfter, alreadyWaited: waited) else { return stop(.attemptsExhausted) }
         let now = ContinuousClock.now
-        guard now + delay < deadline else { return .stop(.deadline) }
-        if case .rejected = origin.peek(now: now + delay) { return .stop(.circuitOpen) }
-        guard origin.withdrawRetry(now: now) else { return .stop(.budgetExhausted) }
+        guard now + delay < deadline else { return stop(.deadline) }
+        if case .rejected = origin.peek(now: now + delay) { return stop(.circuitOpen) }
+        guard origin.withdrawRetry(now: now) else { return stop(.budgetExhausted) }
+        instruments.countRetry(stopped: nil)
         return .retry(delay)
+    }
+
+    private nonisolated func stop(_ reason: RetryStop) -> RetryDecision {
+        instruments.countRetry(stopped: reason)
+        return .stop(reason)
     }
 
     /// `request` for one attempt: its deadline what the call has left (at most the

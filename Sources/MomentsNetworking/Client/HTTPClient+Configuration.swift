@@ -126,6 +126,18 @@ extension HTTPClient {
         public var logLevel: LogRecord.Level = .info
         /// Receives the timing of every request. The default is `nil`.
         public var metricsHandler: (@Sendable (RequestMetrics) -> Void)?
+        /// Receives a span for each HTTP attempt made under a ``TraceContext`` (see
+        /// ``MomentsTracer``); every such attempt carries `traceparent` whether or not a
+        /// tracer is set. The default is `nil`.
+        public var tracer: (any MomentsTracer)?
+        /// Makes the client's figures: `http.client.request.duration`, request and
+        /// response body sizes, retries made and not made, the circuit breaker's state
+        /// (see ``MomentsMetricsFactory``; ``PrometheusRegistry`` is one). The default is `nil`.
+        public var metrics: (any MomentsMetricsFactory)?
+        /// Whether debug log records carry each exchange in full: the URL with its query,
+        /// every header and both bodies whole, credentials still redacted. Off, they
+        /// carry compact bodies of at most 1 KiB. The default is `false`.
+        public var logsFullExchanges: Bool = false
 
         /// Creates a configuration with every default.
         public init(baseURL: URL) {

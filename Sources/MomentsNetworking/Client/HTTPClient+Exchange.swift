@@ -161,9 +161,18 @@ extension HTTPClient {
             var redirects = RedirectChain(origin: request, policy: configuration.redirectPolicy, identityNames: identityNames)
             while true {
                 let started = ContinuousClock.now
-                let response = try await sendOnce(current)
+                let (traced, span) = instruments.beginAttempt(current, resend: 0)
+                let response: HTTPResponse
+                do {
+                    response = try await sendOnce(traced)
+                } catch let error as HTTPClientError {
+                    instruments.endAttempt(traced, span: span, started: started, response: nil, error: error)
+                    throw error
+                }
+                instruments.endAttempt(traced, span: span, started: started, response: response, error: nil)
                 guard let next = try redirects.follow(response, after: current) else {
                     origin.record(outcome(of: response), isProbe: isProbe)
+                    instruments.setBreaker(origin.breakerPhase)
                     if (200..<300).contains(response.statusCode) { origin.recordLatency(ContinuousClock.now - started) }
                     return response
                 }
@@ -171,6 +180,7 @@ extension HTTPClient {
             }
         } catch let error as HTTPClientError {
             origin.record(error.code == .transportFailure ? .failure(retryAfter: nil) : .ignored, isProbe: isProbe)
+            instruments.setBreaker(origin.breakerPhase)
             throw error
         }
     }

@@ -25,6 +25,8 @@ public actor HTTPClient {
     nonisolated let limiter: ConcurrencyLimiter?
     /// The breaker, retry budget and latency of the origin this client talks to.
     nonisolated let origin: OriginGuard
+    /// Spans and figures of each attempt.
+    nonisolated let instruments: ClientInstruments
     nonisolated let recorder: RequestRecorder
     /// The base URL as text without trailing slashes, computed once for every request.
     nonisolated let baseURLPrefix: String
@@ -37,6 +39,7 @@ public actor HTTPClient {
         self.configuration = configuration
         self.transport = transport
         self.limiter = configuration.maximumConcurrentRequests.map { ConcurrencyLimiter(limit: $0, maximumQueued: configuration.maximumQueuedRequests) }
+        self.instruments = ClientInstruments(configuration: configuration)
         self.origin = OriginGuard(breaker: configuration.circuitBreaker, budget: configuration.retryBudget, hedging: configuration.hedging)
         self.recorder = RequestRecorder(configuration: configuration)
         self.identityNames = IdentityHeaderNames(

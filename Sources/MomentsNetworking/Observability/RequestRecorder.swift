@@ -29,12 +29,23 @@ struct RequestRecorder: Sendable {
             "attempts": String(attempts), "cache": fromCache ? "hit" : "miss", "request": name,
         ]
         if let error { metadata["error"] = error.description }
+        if let trace = TraceContext.current { metadata["trace_id"] = trace.traceID }
         if configuration.logLevel <= .debug {
             // The credentials this request sent, wherever a body repeats them.
             let redact = { (text: String) in secrets?.redact(text) ?? text }
-            if let body = request.body { metadata["request_body"] = redact(Self.compact(body)) }
+            let limit = configuration.logsFullExchanges ? Int.max / 8 : 1024
+            if let body = request.body { metadata["request_body"] = redact(Self.compact(body, limit: limit)) }
             if let streamed = request.streamedBody { metadata["request_body"] = "(\(streamed.length) bytes streamed)" }
-            if let body = response?.body ?? error?.response?.body { metadata["response_body"] = redact(Self.compact(body)) }
+            if let body = response?.body ?? error?.response?.body { metadata["response_body"] = redact(Self.compact(body, limit: limit)) }
+            if configuration.logsFullExchanges {
+                // The whole exchange: the URL with its query, and every header, each
+                // credential value redacted.
+                metadata["url_full"] = redact(request.url.absoluteString)
+                metadata["request_headers"] = request.headers.map { "\($0.name): \(redact($0.value))" }.joined(separator: "; ")
+                if let headers = response?.headers ?? error?.response?.headers {
+                    metadata["response_headers"] = headers.map { "\($0.name): \(redact($0.value))" }.joined(separator: "; ")
+                }
+            }
         }
         let outcome = error.map { "failed: \($0.code)" } ?? "\(status)"
         handler(LogRecord(level: level, message: "\(request.method) \(url) → \(outcome)", metadata: metadata))
@@ -45,9 +56,10 @@ struct RequestRecorder: Sendable {
         options: [.caseInsensitive]
     )
 
-    /// At most 1 KiB of the body, whitespace collapsed, secret-looking JSON values redacted.
+    /// At most `limit` characters of the body (1 KiB by default), whitespace collapsed,
+    /// secret-looking JSON values redacted.
     static func compact(_ body: Data, limit: Int = 1024) -> String {
-        var text = String(decoding: body.prefix(limit * 4), as: UTF8.self)
+        var text = String(decoding: limit >= body.count ? body : body.prefix(limit * 4), as: UTF8.self)
         text = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         if let pattern = secretPattern {
             let range = NSRange(text.startIndex..., in: text)

@@ -1,0 +1,48 @@
+import Foundation
+import MomentsNetworking
+import MomentsSupport
+
+/// A store's figures (see ``MomentsStore/Configuration-swift.struct/metrics``): made
+/// once, set where they change. Without a metrics factory every member does nothing.
+final class StoreInstruments: Sendable {
+    let tracer: (any MomentsTracer)?
+    private let timelines: (any MomentsGauge)?
+    private let evictions: (any MomentsCounter)?
+    private let subscribers: (any MomentsGauge)?
+    private let changesLag: (any MomentsGauge)?
+    private let gaps: (any MomentsCounter)?
+    private let writeDuration: (any MomentsHistogram)?
+    private let writeFailures: (any MomentsCounter)?
+    private let sharedLag: (any MomentsHistogram)?
+
+    init(configuration: MomentsStore.Configuration) {
+        tracer = configuration.tracer
+        let metrics = configuration.metrics
+        timelines = metrics?.makeGauge("moments.store.timelines", dimensions: [])
+        evictions = metrics?.makeCounter("moments.store.evictions", dimensions: [])
+        subscribers = metrics?.makeGauge("moments.store.subscribers", dimensions: [])
+        changesLag = metrics?.makeGauge("moments.store.changes.lag.max", dimensions: [])
+        gaps = metrics?.makeCounter("moments.store.changes.gaps", dimensions: [])
+        writeDuration = metrics?.makeHistogram("moments.store.persistence.write.duration", unit: "s", dimensions: [])
+        writeFailures = metrics?.makeCounter("moments.store.persistence.write.failures", dimensions: [])
+        sharedLag = metrics?.makeHistogram("moments.store.shared.lag", unit: "s", dimensions: [])
+    }
+
+    var isMeasuring: Bool { timelines != nil }
+
+    func timelinesInMemory(_ count: Int) { timelines?.set(Double(count)) }
+    func evicted(_ count: Int) { if count > 0 { evictions?.increment(by: count) } }
+    func subscriberCount(_ count: Int) { subscribers?.set(Double(count)) }
+    func slowestConsumerBacklog(_ count: Int) { changesLag?.set(Double(count)) }
+    func gap() { gaps?.increment(by: 1) }
+
+    func wrote(in duration: Duration, failed: Bool) {
+        writeDuration?.record(duration.seconds)
+        if failed { writeFailures?.increment(by: 1) }
+    }
+
+    /// Another instance confirmed a change by `confirmed`; it is applied now.
+    func appliedShared(confirmedBy confirmed: Date) {
+        sharedLag?.record(max(0, Date().timeIntervalSince(confirmed)))
+    }
+}
