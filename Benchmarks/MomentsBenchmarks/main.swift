@@ -50,7 +50,7 @@ func ensureBenchmarkServers() {
     }
 }
 
-if ["http", "curl", "cache", "breakdown", "profile", "curlprofile", "curlsoak", "sdkprofile"].contains(where: selected) { ensureBenchmarkServers() }
+if ["http", "curl", "cache", "observability", "breakdown", "profile", "curlprofile", "curlsoak", "sdkprofile"].contains(where: selected) { ensureBenchmarkServers() }
 
 if !wantsJSON { Report.printHeader() }
 await attempt("decode") { await DecodeBenchmark.run() }
@@ -88,6 +88,7 @@ await attempt("postgres") { try await PostgresBenchmark.run() }
 await attempt("json") { try await JSONFileBenchmark.run() }
 await attempt("users") { try await ManyUsersBenchmark.run(users: quick ? 10_000 : 100_000) }
 await attempt("resilience") { try await ResilienceBenchmark.run() }
+await attempt("observability") { try await ObservabilityBenchmark.run() }
 
 if wantsJSON {
     Report.printJSON(rows)

@@ -116,9 +116,10 @@ enum PostgresRows {
                 let id = StoredID.decode(storedID)
                 written.momentIDs.append(id)
                 // Contested: it replaced another value, confirmed no earlier than the
-                // incoming one may have been.
-                if let notBefore = confirmed.notBefore, let old = previous[storedID], old.value != result.text(row, 1),
-                   let oldNotAfter = old.confirmedNotAfter, oldNotAfter >= notBefore {
+                // incoming one may have been (always, when the incoming one's start is
+                // unknown).
+                if let old = previous[storedID], old.value != result.text(row, 1),
+                   let oldNotAfter = old.confirmedNotAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true {
                     written.contested.append(id)
                 }
             }
@@ -169,7 +170,7 @@ enum PostgresRows {
                     replaces = old.notAfter == nil
                 }
                 guard replaces else { continue }
-                if let notBefore = confirmed.notBefore, let oldNotAfter = old.notAfter, oldNotAfter >= notBefore,
+                if let oldNotAfter = old.notAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true,
                    old.entries != incoming.entries || old.owner != (try? json(incoming.userDetails)) {
                     written.contestedUserIDs.append(user)
                 }

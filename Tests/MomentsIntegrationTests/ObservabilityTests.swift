@@ -101,14 +101,14 @@ final class RecordingTracer: MomentsTracer {
         let name: String
         let context: TraceContext
         let parent: String
-        var attributes: [String: SpanAttribute] = [:]
+        var attributes: [String: MomentsNetworking.SpanAttribute] = [:]
         var ended = false
     }
 
     private let recorded = PThreadMutex<[Recorded]>([])
     var spans: [Recorded] { recorded.withLock { $0 } }
 
-    func startSpan(_ name: String, kind: SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
+    func startSpan(_ name: String, kind: MomentsNetworking.SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
         let index = recorded.withLock { all in
             all.append(Recorded(name: name, context: context, parent: parent.spanID))
             return all.count - 1
@@ -119,7 +119,7 @@ final class RecordingTracer: MomentsTracer {
     private struct Span: MomentsSpan {
         let tracer: RecordingTracer
         let index: Int
-        func setAttribute(_ key: String, _ value: SpanAttribute) { tracer.recorded.withLock { $0[index].attributes[key] = value } }
+        func setAttribute(_ key: String, _ value: MomentsNetworking.SpanAttribute) { tracer.recorded.withLock { $0[index].attributes[key] = value } }
         func recordError(_ error: any Error) { setAttribute("error", .string("\(error)")) }
         func end() { tracer.recorded.withLock { $0[index].ended = true } }
     }
@@ -138,9 +138,9 @@ final class FailingOnce: MomentsPersistence {
         if failing.withLock({ state in defer { state = false }; return state }) { throw Refused() }
         try await inner.save(batch)
     }
-    func userIDs(holding momentID: String) async throws -> [String] { try await inner.userIDs(holding: momentID) }
-    func remove(userID: String) async throws { try await inner.remove(userID: userID) }
-    func userIDs() async throws -> [String] { try await inner.userIDs() }
-    func removeAll() async throws { try await inner.removeAll() }
+    func userIDs(holding momentID: String) async throws -> [String] { await inner.userIDs(holding: momentID) }
+    func remove(userID: String) async throws { await inner.remove(userID: userID) }
+    func userIDs() async throws -> [String] { await inner.userIDs() }
+    func removeAll() async throws { await inner.removeAll() }
     func checkWritable() async throws {}
 }

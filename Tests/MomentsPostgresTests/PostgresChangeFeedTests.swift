@@ -96,6 +96,39 @@ import Testing
         #expect(try await second.load(userID: "a")?.moments[0].isLiked == timeline.moments[0].isLiked)
     }
 
+    /// A value whose confirmation began at an unknown time (a batch joining an answer of
+    /// unknown start) may be older than any stored value: when it replaces a different
+    /// one, moment or timeline, both instances hear that it is contested.
+    @Test func aValueOfUnknownStartThatReplacesADifferentOneIsContested() async throws {
+        let database = try await PostgresServer.shared().createDatabase()
+        let first = try await PostgresPersistence(connectionString: database)
+        let second = try await PostgresPersistence(connectionString: database)
+        let firstEvents = StreamProbe(first.sharedChanges())
+        let secondEvents = StreamProbe(second.sharedChanges())
+        let timeline = try await Self.saveUnlikedTimeline(on: first)
+        let id = timeline.moments[0].id
+        _ = await secondEvents.waitFor(count: 1)
+
+        var liked = try #require(try await first.load(userID: "a"))
+        liked.moments[0].likes = [Moment.LikedUser(id: "a", avatar: "https://img/a.jpg")]
+        liked.moments[0].isLiked = !(liked.moments[0].isLiked ?? false)
+        try await second.save(PersistenceBatch(
+            timelines: ["a": StoredTimeline(liked)], moments: [liked.moments[0]],
+            confirmedWithin: ConfirmationInterval(notBefore: nil, notAfter: Date(timeIntervalSince1970: 1_005))
+        ))
+        // The other instance hears of the rows, then of the contested moment and timeline;
+        // so does the writer, of what it contested.
+        for (events, count) in [(firstEvents, 3), (secondEvents, 3)] {
+            let heard = await events.waitFor(count: count).dropFirst(count - 2)
+            let commits = heard.compactMap { event -> SharedCommit? in
+                guard case .committed(let commit) = event else { return nil }
+                return commit
+            }
+            #expect(commits.flatMap(\.moments).filter(\.isContested).map(\.moment.id) == [id], "\(heard)")
+            #expect(commits.flatMap(\.timelines).filter(\.isContested).map(\.userID) == ["a"], "\(heard)")
+        }
+    }
+
     /// The contest is judged against the row as it is when the save takes its lock, not
     /// as it was when the save's statement began: a save waiting on another instance's
     /// uncommitted write of the same moment compares with what that write committed.

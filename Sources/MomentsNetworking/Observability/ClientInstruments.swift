@@ -33,12 +33,13 @@ final class ClientInstruments: Sendable {
     /// span (if a tracer is set); `request` alone without a context.
     func beginAttempt(_ request: HTTPRequest, resend: Int) -> (HTTPRequest, (any MomentsSpan)?) {
         guard let parent = TraceContext.current else { return (request, nil) }
-        let context = parent.child()
+        let proposed = parent.child()
+        let span = tracer?.startSpan("HTTP \(request.method.rawValue)", kind: .client, context: proposed, parent: parent)
+        let context = span?.traceContext ?? proposed
         var traced = request
         traced.headers["traceparent"] = context.traceparent
         if let state = context.tracestate { traced.headers["tracestate"] = state }
-        guard let tracer else { return (traced, nil) }
-        let span = tracer.startSpan("HTTP \(request.method.rawValue)", kind: .client, context: context, parent: parent)
+        guard let span else { return (traced, nil) }
         span.setAttribute("http.request.method", .string(request.method.rawValue))
         span.setAttribute("server.address", .string(host))
         span.setAttribute("server.port", .int(port))

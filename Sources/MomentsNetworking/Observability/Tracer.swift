@@ -10,19 +10,30 @@
 /// around it. Spans are started only under a ``TraceContext`` (see
 /// ``TraceContext/current``).
 public protocol MomentsTracer: Sendable {
-    /// Starts a span named `name`, child of `parent`; `context` is the span's own (the
-    /// parent's trace, a new span id), which the SDK sends on with what it does next.
+    /// Starts a span named `name`, child of `parent`; `context` is the span's own as the
+    /// SDK proposes it (the parent's trace, a new span id), which the SDK sends on with what
+    /// it does next unless the span answers another ``MomentsSpan/traceContext``.
     func startSpan(_ name: String, kind: SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan
 }
 
 /// One span of work, ended exactly once.
 public protocol MomentsSpan: Sendable {
+    /// The span's own context, when the tracing system chose its ids itself (as
+    /// swift-distributed-tracing's tracers do): the SDK then sends this one, so the server
+    /// sees the span the tracing system recorded as its parent. `nil` (the default) keeps
+    /// the context the SDK proposed.
+    var traceContext: TraceContext? { get }
     /// Sets an attribute (OpenTelemetry's names where one exists).
     func setAttribute(_ key: String, _ value: SpanAttribute)
     /// Records that the work failed with `error`.
     func recordError(_ error: any Error)
     /// Ends the span.
     func end()
+}
+
+extension MomentsSpan {
+    /// `nil`: the span keeps the context the SDK proposed.
+    public var traceContext: TraceContext? { nil }
 }
 
 /// What kind of work a span is (OpenTelemetry's span kinds).
@@ -61,8 +72,9 @@ extension TraceContext {
         _ operation: (_ span: (any MomentsSpan)?) async throws -> T
     ) async rethrows -> T {
         guard let parent = current else { return try await operation(nil) }
-        let context = parent.child()
-        let span = tracer?.startSpan(name, kind: kind, context: context, parent: parent)
+        let proposed = parent.child()
+        let span = tracer?.startSpan(name, kind: kind, context: proposed, parent: parent)
+        let context = span?.traceContext ?? proposed
         defer { span?.end() }
         return try await $current.withValue(context, operation: {
             do {

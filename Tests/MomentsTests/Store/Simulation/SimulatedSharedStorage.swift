@@ -142,9 +142,11 @@ actor SimulatedSharedStorage {
         }
     }
 
-    /// Whether neither value was certainly confirmed before the other.
+    /// Whether neither value was certainly confirmed before the other: an incoming value
+    /// whose start is unknown may be older than any confirmed one.
     private static func overlaps(_ existing: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
-        guard let existing, let incoming, let incomingStart = incoming.notBefore else { return false }
+        guard let existing, let incoming else { return false }
+        guard let incomingStart = incoming.notBefore else { return true }
         return existing.notAfter >= incomingStart
     }
 

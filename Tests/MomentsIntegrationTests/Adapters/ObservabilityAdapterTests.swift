@@ -1,0 +1,66 @@
+import Foundation
+import Moments
+import MomentsNetworking
+import MomentsSupport
+import MomentsTestSupport
+import Testing
+
+/// The adapters to swift-log, swift-metrics and swift-distributed-tracing that the
+/// documentation shows: the article's code is the code compiled here, and it carries the
+/// SDK's logs, figures and spans into those tools, with the server seeing the span the
+/// tracer recorded.
+@Suite(.serialized) struct ObservabilityAdapterTests {
+    /// The article, next to the MomentsNetworking sources.
+    static let article = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/MomentsNetworking/MomentsNetworking.docc/WiringObservability.md")
+    static let adapters = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("SwiftServerAdapters.swift")
+
+    @Test func everyCodeBlockOfTheArticleIsCompiledHere() throws {
+        let article = try String(contentsOf: Self.article, encoding: .utf8)
+        let adapters = Self.normalized(try String(contentsOf: Self.adapters, encoding: .utf8))
+        let blocks = article.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count >= 4, "the article shows the log, metrics, tracing and setup code")
+        for block in blocks {
+            #expect(adapters.contains(Self.normalized(block)), "not in SwiftServerAdapters.swift:\n\(block)")
+        }
+    }
+
+    @Test func theAdaptersCarryTheSDKsWorkToTheTools() async throws {
+        let bff = try await ReferenceBFF()
+        defer { bff.stop() }
+        let logger = Logger(label: "moments.\(UUID().uuidString)")
+        let store = makeObservedStore(baseURL: bff.baseURL, logger: logger)
+        // The span of the incoming request that the user's server framework started.
+        let incoming = InstrumentationSystem.tracer.startSpan("GET /timeline", context: .topLevel, ofKind: .server)
+
+        _ = try await timeline(of: "0", in: store, serving: incoming.context)
+
+        let spans = InstrumentationSystem.tracer.spans.filter { $0.context.traceID == incoming.context.traceID && $0 !== incoming }
+        let byName = Dictionary(spans.map { ($0.operationName, $0) }, uniquingKeysWith: { first, _ in first })
+        let refresh = try #require(byName["moments.store.refresh"])
+        let service = try #require(byName["moments.service.get_moments"])
+        let attempt = try #require(byName["HTTP POST"])
+        #expect(refresh.parentSpanID == incoming.context.spanID)
+        #expect(service.parentSpanID == refresh.context.spanID)
+        #expect(attempt.parentSpanID == service.context.spanID)
+        #expect(attempt.kind == .client)
+        #expect(attempt.attributes["http.response.status_code"] == .int64(200))
+        #expect(spans.allSatisfy { $0.isEnded })
+        let sent = try #require(TraceContext(traceparent: try await ObservabilityTests.stats(bff).lastTraceparent))
+        #expect(sent.traceID == incoming.context.traceID)
+        #expect(sent.spanID == attempt.context.spanID, "the server sees the span the tracer chose and recorded")
+
+        let durations = MetricsRecord.recorded("http.client.request.duration")
+        #expect(!durations.isEmpty && durations.allSatisfy { $0 > 0 })
+        #expect(MetricsRecord.recorded("moments.store.timelines").last == 1)
+
+        let traceID = try #require(incoming.context.traceID)
+        let records = Logger.entries.withLock { $0.filter { $0.label == logger.label } }
+        #expect(records.contains { $0.level == .info && $0.metadata["trace_id"] == .string(traceID) })
+    }
+
+    static func normalized(_ code: String) -> String {
+        code.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+}
