@@ -27,11 +27,12 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     public let tracestate: String?
 
     /// The context of `traceparent` (`00-<trace id>-<span id>-<flags>`) and `tracestate`;
-    /// `nil` if `traceparent` is absent or not a valid version-00 header.
+    /// `nil` if `traceparent` is absent or invalid: version `00` with exactly four fields,
+    /// or a later version (not `ff`) whose first four fields read as version `00`'s.
     public init?(traceparent: String?, tracestate: String? = nil) {
         guard let traceparent else { return nil }
         let parts = traceparent.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count >= 4, parts[0] == "00" || (parts[0].count == 2 && parts[0] != "ff" && parts.count >= 4),
+        guard parts.count >= 4, Self.isHex(parts[0], count: 2), parts[0] != "ff",
               Self.isHex(parts[1], count: 32), Self.isHex(parts[2], count: 16), Self.isHex(parts[3], count: 2),
               parts[1] != String(repeating: "0", count: 32), parts[2] != String(repeating: "0", count: 16),
               let flags = UInt8(parts[3], radix: 16) else { return nil }
