@@ -27,7 +27,10 @@ import Testing
         var wrong: [String] = []
         var cancelled = 0
         for round in 0..<60 {
+            // Every tenth call starts only once cancelled, so some surely are.
+            let startsCancelled = round % 10 == 0
             let call = Task { () async throws -> Void in
+                while startsCancelled, !Task.isCancelled { await Task.yield() }
                 switch layer {
                 case .client: _ = try await client.send(GetMomentsByUserID(userID: "user-\(round % 4 + 1)"))
                 case .service: _ = try await service.getMoments(userID: "user-\(round % 4 + 1)")
@@ -52,7 +55,28 @@ import Testing
             }
         }
         #expect(wrong.isEmpty, "seed \(seed): \(wrong.prefix(5))")
-        #expect(cancelled > 0, "seed \(seed): no call was cancelled")
+        #expect(cancelled >= 6, "seed \(seed): only \(cancelled) calls were cancelled")
         await store.waitUntilIdle()
+    }
+
+    /// A call made by a task already cancelled never reaches the server's answer: it
+    /// throws the layer's error, whether or not the request hedges.
+    @Test(arguments: [Layer.client, .service])
+    func aCallFromACancelledTaskThrowsTheLayersError(layer: Layer) async throws {
+        let bff = try await ReferenceBFF(users: 4)
+        defer { bff.stop() }
+        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        let service = GraphQLMomentsService(client: client)
+        for _ in 0..<25 { _ = try await service.getMoments(userID: "user-1") }   // enough latency samples to hedge
+        let call = Task { () async throws -> Void in
+            while !Task.isCancelled { await Task.yield() }
+            switch layer {
+            case .client: _ = try await client.send(GetMomentsByUserID(userID: "user-1"))
+            default: _ = try await service.getMoments(userID: "user-1")
+            }
+        }
+        call.cancel()
+        let error = await #expect(throws: HTTPClientError.self) { try await call.value }
+        #expect(error?.code == .cancelled)
     }
 }

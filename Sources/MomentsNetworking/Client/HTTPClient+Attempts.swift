@@ -93,7 +93,7 @@ extension HTTPClient {
 
     /// `request` for one attempt: its deadline what the call has left (at most the
     /// attempt timeout), and that left time in the deadline header, if one is set.
-    private nonisolated func attemptRequest(_ request: HTTPRequest, deadline: ContinuousClock.Instant) throws -> HTTPRequest {
+    nonisolated func attemptRequest(_ request: HTTPRequest, deadline: ContinuousClock.Instant) throws -> HTTPRequest {
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else {
             throw HTTPClientError.transportFailure(TransportFailure(
@@ -116,69 +116,5 @@ extension HTTPClient {
         guard let failure = error.transportFailure else { return false }
         if failure.kind == .connectionReset { return true }
         return failure.kind == .badResponse && failure.message.lowercased().contains("empty reply")
-    }
-
-    // MARK: - Hedging
-
-    private enum HedgeEvent: Sendable {
-        case answer(HTTPResponse)
-        case failed(HTTPClientError)
-        case timer
-    }
-
-    /// One attempt; for a hedged request, a second one too if the first has not
-    /// answered after the hedging delay (and the budget has a retry to spend). The first
-    /// good answer wins and the other attempt is cancelled; a failure waits for the
-    /// other attempt, if one runs.
-    private nonisolated func hedgedAttempt(
-        _ request: HTTPRequest, context: RequestContext, middlewares: [any HTTPMiddleware], sent: SentRequests, coalesces: Bool,
-        hedges: Bool, deadline: ContinuousClock.Instant
-    ) async throws -> HTTPResponse {
-        guard hedges, let delay = origin.hedgeDelay(), ContinuousClock.now + delay < deadline else {
-            return try await exchangeOnce(request, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces)
-        }
-        let failureStatuses = configuration.circuitBreaker?.failureStatusCodes ?? [429, 500, 502, 503, 504]
-        return try await withThrowingTaskGroup(of: HedgeEvent.self) { group in
-            let attempt: @Sendable (HTTPRequest, Bool) async -> HedgeEvent = { request, coalesces in
-                do {
-                    return .answer(try await self.exchangeOnce(request, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces))
-                } catch let error as HTTPClientError {
-                    return .failed(error)
-                } catch {
-                    return .failed(Task.isCancelled ? .cancelled() : .transportFailure(TransportFailure(kind: .other, message: "\(error)")))
-                }
-            }
-            group.addTask { await attempt(request, coalesces) }
-            group.addTask {
-                try await Task.sleep(for: delay)
-                return .timer
-            }
-            var running = 1
-            var held: Result<HTTPResponse, HTTPClientError>?
-            while let event = try? await group.next() {
-                switch event {
-                case .timer:
-                    guard held == nil, origin.withdrawRetry() else { continue }
-                    // The hedge never joins the first attempt's shared exchange.
-                    let hedge = try attemptRequest(request, deadline: deadline)
-                    running += 1
-                    group.addTask { await attempt(hedge, false) }
-                case .answer(let response) where !failureStatuses.contains(response.statusCode):
-                    group.cancelAll()
-                    return response
-                case .answer(let response):
-                    running -= 1
-                    held = held ?? .success(response)
-                case .failed(let error):
-                    running -= 1
-                    held = held ?? .failure(error)
-                }
-                if running == 0 { break }
-            }
-            group.cancelAll()
-            if Task.isCancelled { throw HTTPClientError.cancelled() }
-            guard let held else { throw HTTPClientError.cancelled() }
-            return try held.get()
-        }
     }
 }

@@ -25,6 +25,8 @@ public actor HTTPClient {
     nonisolated let limiter: ConcurrencyLimiter?
     /// The breaker, retry budget and latency of the origin this client talks to.
     nonisolated let origin: OriginGuard
+    /// The hedging delays of this client's calls, on one timer.
+    nonisolated let hedgeTimer = DeadlineTimer()
     /// Spans and figures of each attempt.
     nonisolated let instruments: ClientInstruments
     nonisolated let recorder: RequestRecorder

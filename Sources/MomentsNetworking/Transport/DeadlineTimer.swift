@@ -69,9 +69,17 @@ final class DeadlineTimer: Sendable {
         let due = state.withLock { state -> [@Sendable () -> Void] in
             let now = ContinuousClock.now
             var due: [@Sendable () -> Void] = []
-            while let first = state.heap.first, first.deadline <= now {
+            // Cancelled entries at the top go too, so the next wake-up is for an action
+            // that is still wanted, not for every request that already finished.
+            while let first = state.heap.first {
+                guard let action = state.actions[first.id] else {
+                    Self.popFirst(from: &state.heap)
+                    continue
+                }
+                guard first.deadline <= now else { break }
                 Self.popFirst(from: &state.heap)
-                if let action = state.actions.removeValue(forKey: first.id) { due.append(action) }
+                state.actions[first.id] = nil
+                due.append(action)
             }
             state.waker = nil
             state.wakerDeadline = nil
