@@ -3,7 +3,7 @@ import Foundation
 /// The W3C Trace Context of the work at hand: which trace it belongs to, and which span
 /// of it is the parent of what the SDK does next.
 ///
-/// Set it for a task with ``withValue(_:operation:)`` (or continue one that arrived with
+/// Set it for a task with ``withValue(_:operation:isolation:)`` (or continue one that arrived with
 /// an incoming request, ``init(traceparent:tracestate:)``): every request the SDK sends
 /// for that work carries a `traceparent` with the same trace id and a new span id per
 /// attempt (retries and hedges included), and `tracestate` unchanged. Without one, the
