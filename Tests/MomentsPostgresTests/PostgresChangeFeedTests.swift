@@ -11,6 +11,16 @@ import Testing
         ConfirmationInterval(notBefore: Date(timeIntervalSince1970: from), notAfter: Date(timeIntervalSince1970: to))
     }
 
+    /// Two instances on a new database, each with a probe of its change feed.
+    private static func twoInstances() async throws -> (
+        PostgresPersistence, PostgresPersistence, StreamProbe<SharedChangeEvent>, StreamProbe<SharedChangeEvent>
+    ) {
+        let database = try await PostgresServer.shared().createDatabase()
+        let first = try await PostgresPersistence(connectionString: database)
+        let second = try await PostgresPersistence(connectionString: database)
+        return (first, second, StreamProbe(first.sharedChanges()), StreamProbe(second.sharedChanges()))
+    }
+
     /// Saves user "a"'s timeline of one moment nobody likes, confirmed from 1,000 to 1,002.
     private static func saveUnlikedTimeline(on persistence: PostgresPersistence) async throws -> MomentsDetails {
         var timeline = SampleTimelines.timeline(user: "a", moments: 1)
@@ -30,11 +40,7 @@ import Testing
     /// neither can be ordered, so both instances, the writer too, hear that it is
     /// contested. A value certainly confirmed later is not.
     @Test func overlappingDifferentValuesAreContestedForEveryInstance() async throws {
-        let database = try await PostgresServer.shared().createDatabase()
-        let first = try await PostgresPersistence(connectionString: database)
-        let second = try await PostgresPersistence(connectionString: database)
-        let firstEvents = StreamProbe(first.sharedChanges())
-        let secondEvents = StreamProbe(second.sharedChanges())
+        let (first, second, firstEvents, secondEvents) = try await Self.twoInstances()
         let timeline = try await Self.saveUnlikedTimeline(on: first)
         let id = timeline.moments[0].id
         #expect(Self.contested(await secondEvents.waitFor(count: 1).first) == [id: false])
@@ -61,11 +67,7 @@ import Testing
     /// times (likes of one user through two instances); both hear it is contested. A
     /// timeline certainly older than the stored one is not written at all.
     @Test func overlappingDifferentTimelinesAreContestedAndAnOlderOneIsNotWritten() async throws {
-        let database = try await PostgresServer.shared().createDatabase()
-        let first = try await PostgresPersistence(connectionString: database)
-        let second = try await PostgresPersistence(connectionString: database)
-        let firstEvents = StreamProbe(first.sharedChanges())
-        let secondEvents = StreamProbe(second.sharedChanges())
+        let (first, second, firstEvents, secondEvents) = try await Self.twoInstances()
         let timeline = try await Self.saveUnlikedTimeline(on: first)
         _ = await secondEvents.waitFor(count: 1)
         func contestedTimelines(_ event: SharedChangeEvent?) -> [String: Bool] {
@@ -100,11 +102,7 @@ import Testing
     /// unknown start) may be older than any stored value: when it replaces a different
     /// one, moment or timeline, both instances hear that it is contested.
     @Test func aValueOfUnknownStartThatReplacesADifferentOneIsContested() async throws {
-        let database = try await PostgresServer.shared().createDatabase()
-        let first = try await PostgresPersistence(connectionString: database)
-        let second = try await PostgresPersistence(connectionString: database)
-        let firstEvents = StreamProbe(first.sharedChanges())
-        let secondEvents = StreamProbe(second.sharedChanges())
+        let (first, second, firstEvents, secondEvents) = try await Self.twoInstances()
         let timeline = try await Self.saveUnlikedTimeline(on: first)
         let id = timeline.moments[0].id
         _ = await secondEvents.waitFor(count: 1)
