@@ -1,0 +1,89 @@
+import Foundation
+import MomentsNetworking
+import MomentsSupport
+
+/// Settling answers of unknown order with the server, and emitting changes to
+/// `changes()` consumers and `updates(for:)` subscribers.
+extension MomentsStore {
+    // MARK: - Settling
+
+    /// Has the server settle `userID`'s timeline: a refresh sent after `since`.
+    func scheduleConvergence(_ userID: String, since: StoreInstant) {
+        if let current = convergenceNeeded[userID], current >= since {} else { convergenceNeeded[userID] = since }
+        guard convergenceTasks[userID] == nil else { return }
+        beginActivity()
+        convergenceTasks[userID] = Task {
+            await self.converge(userID)
+            self.endActivity()
+        }
+    }
+
+    private func converge(_ userID: String) async {
+        defer { convergenceTasks[userID] = nil }
+        while let since = convergenceNeeded[userID] {
+            if let inFlight = refreshesInFlight[userID] {
+                // A refresh sent after `since` (or not sent yet) settles it; an older one does not.
+                if inFlight.map({ $0 > since }) ?? true { convergenceNeeded[userID] = nil }
+                _ = try? await refresh(userID: userID)
+                continue
+            }
+            convergenceNeeded[userID] = nil
+            log(.info, "refetching to settle answers whose order cannot be known", userID: userID, error: nil)
+            do {
+                _ = try await refresh(userID: userID)
+            } catch {
+                log(.warning, "the refetch to settle answers failed; the next refresh will", userID: userID, error: error)
+                unsettledRefetches += 1
+                return
+            }
+        }
+    }
+
+    // MARK: - Emitting
+
+    /// Emits what applying an answer for `userID`'s timeline changed: each moment whose
+    /// confirmed value changed, to every holder (but to the liker, while their own like
+    /// of it is still in flight: its end emits it to them); each moment whose `isLiked`
+    /// changed for `userID` alone, to them; then the timeline's change; then snapshots.
+    func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
+        let pendingLike = likedMoment.flatMap { state.intentGeneration(of: userID, on: $0) != nil ? $0 : nil }
+        var users: Set<String> = []
+        for id in applied.changedMoments {
+            let audience: StoreState.Audience = id == pendingLike ? .holdersExcept(userID) : .holders
+            if let change = publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: audience) {
+                if users.isEmpty { users = change.holders } else { users.formUnion(change.holders) }
+            }
+        }
+        var ownerChanged = applied.timeline != nil
+        if !applied.changedEntries.isEmpty {
+            // A moment whose confirmed value changed too went out to every holder above.
+            let changedNow = Set(applied.changedMoments)
+            for id in applied.changedEntries where id != pendingLike {
+                ownerChanged = true
+                if !changedNow.contains(id) {
+                    publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: .only(userID))
+                }
+            }
+        }
+        if let timeline = applied.timeline { feed.publish(.timeline(timeline)) }
+        if ownerChanged, !userID.isEmpty { users.insert(userID) }
+        publishSnapshots(to: users)
+    }
+
+    /// Emits the change of `momentID` as `audience` sees it; returns it.
+    @discardableResult
+    func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase, audience: StoreState.Audience) -> MomentChange? {
+        guard let change = state.momentChange(momentID, phase: phase, likedBy: likedBy, audience: audience) else { return nil }
+        feed.publish(.moment(change))
+        return change
+    }
+
+    /// Sends a new snapshot to the subscribers of each of `users`' timelines.
+    func publishSnapshots(to users: Set<String>) {
+        guard !users.isEmpty, !snapshots.isEmpty else { return }
+        for (user, continuations) in snapshots.subscribers(among: users) {
+            guard let details = state.displayedTimeline(user) else { continue }
+            for continuation in continuations { continuation.yield(details) }
+        }
+    }
+}

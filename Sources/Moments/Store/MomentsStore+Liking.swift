@@ -1,0 +1,131 @@
+import Foundation
+import MomentsNetworking
+import MomentsSupport
+
+/// Liking and unliking: the liker's optimistic intent, the mutation, and its answer
+/// or rollback.
+extension MomentsStore {
+    /// Has `userID` like or unlike a moment of their timeline, optimistically.
+    ///
+    /// The change is emitted at once to `userID` alone (`isLiked` set, the user added to
+    /// or removed from `likes`, in their own timeline only); the mutation is sent; the
+    /// server's answer is applied, emitted and persisted, and the moment changes in
+    /// every timeline that holds it. On failure the change is taken back, emitted to
+    /// `userID`, and the error thrown: no other user ever saw it. Concurrent calls for one
+    /// moment reach the server in call order; the last call's state wins.
+    ///
+    /// - Returns: The timeline as subscribers see it after the answer.
+    /// - Throws: The service's error, after taking the change back; `CancellationError`
+    ///   if the calling task is cancelled (wherever the cancellation lands: the change is
+    ///   taken back unless the server's answer already came); a ``PersistenceError`` if
+    ///   the confirmed state could not be persisted (it is still applied and emitted).
+    @discardableResult
+    public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
+            span?.setAttribute("moments.user_id", .string(userID))
+            span?.setAttribute("moments.moment_id", .string(momentID))
+            do {
+                return try await performSetLike(isLiked, momentID: momentID, userID: userID)
+            } catch where Task.isCancelled {
+                throw CancellationError()
+            }
+        }
+    }
+
+    private func performSetLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        beginActivity()
+        defer { endActivity() }
+        let key = LikeKey(userID: userID, momentID: momentID)
+        likesInFlight[userID, default: 0] += 1
+        defer {
+            likesInFlight[userID, default: 1] -= 1
+            if likesInFlight[userID] == 0 { likesInFlight[userID] = nil }
+        }
+        var generation: Int?
+        if try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] {
+            likeCalls += 1
+            generation = likeCalls
+            let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
+            // Shown to the liker alone: other users see it once the server confirms it.
+            if state.setIntent(intent, on: momentID) {
+                publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
+                publishSnapshots(to: [userID])
+            }
+        }
+
+        let requestID = beginRequest(at: .now)
+        defer { endRequest(requestID) }
+        let previous = likeChains[key]
+        let link = Latch()
+        likeChains[key] = link
+        let result: Result<(MomentsAnswer, StoreInstant), any Error>
+        // The request runs in the caller's task; the previous call's request must end first.
+        await previous?.wait()
+        if Task.isCancelled {
+            result = .failure(CancellationError())
+        } else {
+            let started = StoreInstant.now
+            do {
+                result = .success((try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        link.open()
+
+        switch result {
+        case .success(let (answer, started)):
+            let applied: StoreState.Applied
+            do {
+                (applied, _) = try apply(answer, for: userID, callStarted: started, likeOf: momentID)
+            } catch {
+                endLike(key, link: link, generation: generation, failed: true)
+                throw error
+            }
+            endLike(key, link: link, generation: generation, failed: false, answerChangedLikersView: applied.likersViewChanged)
+            if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
+            let ticket = writer.enqueue(applied.batch)
+            await invalidateCachedTimelines(holding: momentID, liker: userID)
+            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in
+                try await writer.wait(for: ticket)
+            }
+            return state.displayedTimeline(userID) ?? answer.details
+        case .failure(let error):
+            endLike(key, link: link, generation: generation, failed: true)
+            throw error
+        }
+    }
+
+    /// Ends one like call: its chain link, and its intent unless a later call replaced it
+    /// (emitting the confirmed value, or the rollback).
+    private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool, answerChangedLikersView: Bool = false) {
+        if likeChains[key] === link { likeChains[key] = nil }
+        if failed, deferredLikers.remove(key) != nil {
+            // An answer's difference was waiting on this like, which may or may not have
+            // reached the server: only the server can settle it.
+            scheduleConvergence(key.userID, since: .now)
+        } else if likeChains[key] == nil {
+            deferredLikers.remove(key)
+        }
+        if likeChains[key] == nil, contestedLikers.remove(key) != nil {
+            debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
+            scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
+        }
+        let (removed, changed) = generation.map { state.removeIntent(key.userID, from: key.momentID, generation: $0) } ?? (false, false)
+        if removed {
+            publishMoment(key.momentID, likedBy: key.userID, phase: failed ? .rolledBack : .confirmed, audience: .only(key.userID))
+        } else if answerChangedLikersView {
+            // A later call's like is still shown on top of what the answer changed.
+            publishMoment(key.momentID, likedBy: key.userID, phase: .optimistic, audience: .only(key.userID))
+        }
+        if changed || answerChangedLikersView { publishSnapshots(to: [key.userID]) }
+    }
+
+    private func invalidateCachedTimelines(holding momentID: String, liker: String) async {
+        guard service.cachesTimelines else { return }
+        var users = state.holders(of: momentID)
+        users.insert(liker)
+        if let persisted = try? await persistence.userIDs(holding: momentID) { users.formUnion(persisted) }
+        await service.invalidateCachedTimelines(of: users.sorted())
+    }
+}

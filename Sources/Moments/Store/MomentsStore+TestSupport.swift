@@ -1,0 +1,43 @@
+import Foundation
+import MomentsNetworking
+import MomentsSupport
+
+/// What tests and simulations read of a store's inner state: `package`, never public.
+extension MomentsStore {
+    /// The confirmed value of every moment in memory (likes in flight left out), for
+    /// tests that check confirmed state only moves forward.
+    package var confirmedMoments: [String: Moment] {
+        state.records.mapValues(\.value)
+    }
+
+
+    func countSharedEvent() {
+        sharedEventsApplied += 1
+        guard !sharedEventWaiters.isEmpty else { return }
+        let ready = sharedEventWaiters.filter { $0.count <= sharedEventsApplied }
+        sharedEventWaiters.removeAll { $0.count <= sharedEventsApplied }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Waits until the store has applied `count` events of the change bus (for tests
+    /// that deliver events one at a time).
+    package func waitUntilSharedEventsApplied(_ count: Int) async {
+        guard sharedEventsApplied < count else { return }
+        await withCheckedContinuation { sharedEventWaiters.append((count, $0)) }
+    }
+
+
+    /// How many `setLike` calls of `userID` have begun and not returned (for tests).
+    package func likeCallsInFlight(for userID: String) -> Int { likesInFlight[userID] ?? 0 }
+
+    /// Whether nothing is in flight now (no refresh, like, refetch or write), without
+    /// waiting (for tests that poll).
+    package var isIdle: Bool { activity == 0 && !writer.isBusy }
+
+    /// What the store has in flight, for tests and diagnostics.
+    package var diagnostics: String {
+        "activity \(activity), refreshes \(refreshesInFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeChains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
+            + "convergence \(convergenceNeeded.keys.sorted()) tasks \(convergenceTasks.keys.sorted()), loading \(loading.keys.sorted()), "
+            + "writer busy \(writer.isBusy), flights \(refreshes.count), retired records \(state.retiredCount)"
+    }
+}
