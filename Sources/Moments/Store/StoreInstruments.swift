@@ -18,6 +18,7 @@ final class StoreInstruments: Sendable {
     init(configuration: MomentsStore.Configuration) {
         tracer = configuration.tracer
         let metrics = configuration.metrics
+        isMeasuring = metrics != nil
         timelines = metrics?.makeGauge("moments.store.timelines", dimensions: [])
         evictions = metrics?.makeCounter("moments.store.evictions", dimensions: [])
         subscribers = metrics?.makeGauge("moments.store.subscribers", dimensions: [])
@@ -28,7 +29,9 @@ final class StoreInstruments: Sendable {
         sharedLag = metrics?.makeHistogram("moments.store.shared.lag", unit: "s", dimensions: [])
     }
 
-    var isMeasuring: Bool { timelines != nil }
+    /// Whether a metrics factory was given (a stored flag: reading an optional
+    /// existential copies it, which the store's hot path should not pay for).
+    let isMeasuring: Bool
 
     func timelinesInMemory(_ count: Int) { timelines?.set(Double(count)) }
     func evicted(_ count: Int) { if count > 0 { evictions?.increment(by: count) } }
