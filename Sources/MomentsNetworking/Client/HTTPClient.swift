@@ -11,6 +11,15 @@ public import Foundation
 ///
 /// Every failure is an ``HTTPClientError``. Requests run concurrently: sending does not
 /// wait for other requests of the same client, and decoding runs off the actor.
+///
+/// Its members are `nonisolated`, and its per-origin state (the circuit breaker, the
+/// retry budget, the latency hedging tracks, the concurrency limit, calls in flight) is
+/// held behind locks rather than isolated to the actor. A call consults that state
+/// several times (admission, each attempt's outcome, the retry and hedge decisions),
+/// often from many tasks at once; as actor state, each consultation would be a hop onto
+/// the client's executor, suspending the caller and serialising every request of the
+/// client behind one another. Each lock is held only for a few field updates and never
+/// across an `await`.
 public actor HTTPClient {
     /// How this client builds, sends and checks requests.
     public nonisolated let configuration: Configuration
