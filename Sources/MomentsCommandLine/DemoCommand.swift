@@ -60,6 +60,19 @@ struct DemoCommand {
         guard let target = fetched.moments.first(where: { $0.isLiked == false }) ?? fetched.moments.first else {
             throw CommandFailure("user \(user)'s timeline has no moments to like")
         }
+        try await likeAndUnlike(target, in: store, watching: updates)
+        let finalState = try await store.details(for: user)
+
+        console.line("▶ Stopping the BFF")
+        bff.stop()
+
+        try await serveOffline(from: path, service: service, expecting: finalState)
+        console.line("✔ Demo complete: fetched \(fetched.moments.count) moments, liked and unliked moment [\(target.id)] with \(updates.count) moment changes and \(snapshotCount.value) timeline snapshots, and served the timeline offline from SQLite.")
+    }
+
+    /// Likes, then unlikes, `target`, printing the stream's updates of it; each must be
+    /// confirmed by the BFF.
+    private func likeAndUnlike(_ target: Moment, in store: MomentsStore, watching updates: UpdateLog) async throws {
         for isLiked in [true, false] {
             console.line("▶ \(isLiked ? "Liking" : "Unliking") moment [\(target.id)] (optimistic, then confirmed by the BFF)")
             let seen = updates.count
@@ -72,11 +85,11 @@ struct DemoCommand {
                 throw CommandFailure("the BFF did not confirm the \(isLiked ? "like" : "unlike")")
             }
         }
-        let finalState = try await store.details(for: user)
+    }
 
-        console.line("▶ Stopping the BFF")
-        bff.stop()
-
+    /// Opens a fresh store on `path` with the BFF down: it must serve `finalState` and
+    /// fail a refresh.
+    private func serveOffline(from path: String, service: GraphQLMomentsService, expecting finalState: MomentsDetails?) async throws {
         console.line("▶ Opening a fresh store on \(path) with the BFF down")
         let offlineStore = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
         guard let offline = try await offlineStore.details(for: user) else {
@@ -92,7 +105,6 @@ struct DemoCommand {
         guard offline == finalState else {
             throw CommandFailure("the timeline served offline differs from the last confirmed one")
         }
-        console.line("✔ Demo complete: fetched \(fetched.moments.count) moments, liked and unliked moment [\(target.id)] with \(updates.count) moment changes and \(snapshotCount.value) timeline snapshots, and served the timeline offline from SQLite.")
     }
 
     private func storePath(_ arguments: ParsedArguments) throws -> (String, URL?) {

@@ -32,6 +32,22 @@ extension MomentsStore {
         }
     }
 
+    /// Shows the like to its liker at once, if their timeline holds the moment; returns
+    /// the intent's generation (`nil` when nothing was shown).
+    private func showIntent(_ isLiked: Bool, momentID: String, userID: String) async throws -> Int? {
+        guard try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] else {
+            return nil
+        }
+        likeCalls += 1
+        let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
+        // Shown to the liker alone: other users see it once the server confirms it.
+        if state.setIntent(intent, on: momentID) {
+            publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
+            publishSnapshots(to: [userID])
+        }
+        return likeCalls
+    }
+
     private func performSetLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
         beginActivity()
         defer { endActivity() }
@@ -41,17 +57,7 @@ extension MomentsStore {
             likesInFlight[userID, default: 1] -= 1
             if likesInFlight[userID] == 0 { likesInFlight[userID] = nil }
         }
-        var generation: Int?
-        if try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] {
-            likeCalls += 1
-            generation = likeCalls
-            let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
-            // Shown to the liker alone: other users see it once the server confirms it.
-            if state.setIntent(intent, on: momentID) {
-                publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
-                publishSnapshots(to: [userID])
-            }
-        }
+        let generation = try await showIntent(isLiked, momentID: momentID, userID: userID)
 
         let requestID = beginRequest(at: .now)
         defer { endRequest(requestID) }
