@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import MomentsSupport
+import MomentsTestSupport
 import Testing
 
 /// W3C Trace Context: which `traceparent` values are continued, and what every attempt
@@ -63,7 +64,7 @@ import Testing
     /// have their own span of the caller's trace.
     @Test func aHedgeCarriesTheTraceUnderANewSpan() async throws {
         let transport = ScriptedTransport { call, _ in
-            if call == 1 { try? await Task.sleep(for: .seconds(60)); throw HTTPClientError.cancelled() }
+            if call == 1 { await waitUntilCancelled(); throw HTTPClientError.cancelled() }
             return ok()
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {

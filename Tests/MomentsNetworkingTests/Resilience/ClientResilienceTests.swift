@@ -125,7 +125,8 @@ import Testing
         let cancelled = PThreadMutex(0)
         let transport = ScriptedTransport { call, _ in
             if call == 1 {
-                do { try await Task.sleep(for: .seconds(60)) } catch { cancelled.withLock { $0 += 1 } }
+                await waitUntilCancelled()
+                cancelled.withLock { $0 += 1 }
                 throw HTTPClientError.cancelled()
             }
             return ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#)
