@@ -22,8 +22,9 @@ import Testing
             tokens[index] = timer.schedule(after: delay) { ran.withLock { $0[index] = .now } }
             // Most requests finish before their deadline and cancel it, often the oldest.
             if Int.random(in: 0..<10, using: &generator) < 8, let victim = tokens.keys.randomElement(using: &generator), let token = tokens.removeValue(forKey: victim) {
-                cancelledAt[victim] = (due[victim]!, .now)
                 timer.cancel(token)
+                // Taken after the call: an action may have fired before it returned.
+                cancelledAt[victim] = (due[victim]!, .now)
                 due[victim] = nil
             }
         }
