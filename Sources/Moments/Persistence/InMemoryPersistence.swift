@@ -29,6 +29,7 @@ public actor InMemoryPersistence: MomentsPersistence {
     /// and end is left as it is): the moments of the entries it keeps are stored,
     /// since the stored list holds them.
     public func save(_ batch: PersistenceBatch) throws {
+        if contents.updateInPlace(batch) { return }
         let changes = contents.changes(in: batch)
         for (userID, timeline, change) in changes {
             let oldIsDistinct = contents.unchecked.isEmpty || !contents.unchecked.contains(userID)
@@ -75,6 +76,26 @@ public actor InMemoryPersistence: MomentsPersistence {
 
         typealias TimelineChange = (userID: String, timeline: StoredTimeline, change: EntryListChange)
 
+        /// Writes `batch` where it changes only values in place, the common write of a
+        /// refresh: every timeline keeps its stored (and checked) list, its owner or
+        /// `isLiked`s may change, and every moment is stored already. Returns `false`, having written
+        /// nothing, for any other batch.
+        mutating func updateInPlace(_ batch: PersistenceBatch) -> Bool {
+            for (userID, timeline) in batch.timelines {
+                guard unchecked.isEmpty || !unchecked.contains(userID), let stored = timelines[userID], stored.hasSameList(as: timeline) else {
+                    return false
+                }
+            }
+            for id in batch.moments.keys where moments.index(forKey: id) == nil { return false }
+            for (userID, timeline) in batch.timelines {
+                if let index = timelines.index(forKey: userID) { timelines.values[index].adoptValues(of: timeline) }
+            }
+            for (id, moment) in batch.moments {
+                if let index = moments.index(forKey: id) { moments.values[index] = moment }
+            }
+            return true
+        }
+
         /// How each timeline of `batch` changes the stored one.
         func changes(in batch: PersistenceBatch) -> [TimelineChange] {
             batch.timelines.map { userID, timeline in
@@ -94,7 +115,14 @@ public actor InMemoryPersistence: MomentsPersistence {
                 moments[id] = moment
             }
             for (userID, timeline, change) in changes {
-                if let old = timelines.updateValue(timeline, forKey: userID) { release(old.entries[change.removed]) }
+                // The same list: its owner and `isLiked`s are written into the stored one,
+                // which keeps no reference to the caller's (whose next change is then made
+                // in place, not on a copy).
+                if change.removed.isEmpty, change.inserted.isEmpty, let index = timelines.index(forKey: userID) {
+                    timelines.values[index].adoptValues(of: timeline)
+                } else if let old = timelines.updateValue(timeline, forKey: userID) {
+                    release(old.entries[change.removed])
+                }
             }
         }
 
@@ -107,6 +135,24 @@ public actor InMemoryPersistence: MomentsPersistence {
                     moments[entry.momentID] = nil
                 }
             }
+        }
+    }
+}
+
+extension StoredTimeline {
+    /// Takes `other`'s owner and `isLiked`s, writing only what differs; `other` lists
+    /// the same moments in the same order.
+    /// Whether `other` lists the same moments in the same order.
+    fileprivate func hasSameList(as other: StoredTimeline) -> Bool {
+        guard entries.count == other.entries.count else { return false }
+        for index in entries.indices where entries[index].momentID != other.entries[index].momentID { return false }
+        return true
+    }
+
+    fileprivate mutating func adoptValues(of other: StoredTimeline) {
+        if userDetails != other.userDetails { userDetails = other.userDetails }
+        for index in entries.indices where entries[index].isLiked != other.entries[index].isLiked {
+            entries[index].isLiked = other.entries[index].isLiked
         }
     }
 }

@@ -78,7 +78,7 @@ public struct PersistenceBatch: Sendable, Hashable {
     /// A batch of `timelines` and `moments`, confirmed within `interval` if known.
     public init(timelines: [String: StoredTimeline] = [:], moments: [Moment] = [], confirmedWithin interval: ConfirmationInterval? = nil) {
         self.timelines = timelines
-        self.moments = Dictionary(moments.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.moments = moments.isEmpty ? [:] : Dictionary(moments.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.confirmedWithin = interval
     }
 

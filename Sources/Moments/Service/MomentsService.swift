@@ -13,7 +13,7 @@ public protocol MomentsService: Sendable {
 
     /// Fetches `userID`'s timeline under a cache policy. Services without a cache
     /// ignore the policy.
-    func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails
+    nonisolated(nonsending) func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails
 
     /// Has `userID` like (`true`) or unlike (`false`) a moment; returns `userID`'s
     /// timeline as it is after the change.
@@ -24,7 +24,7 @@ public protocol MomentsService: Sendable {
     ///
     /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
     /// answer as the server's.
-    func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer
+    nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer
 
     /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
     /// as it arrives: at most a cached answer and then the server's (for
@@ -32,14 +32,14 @@ public protocol MomentsService: Sendable {
     ///
     /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
     /// answer as the server's.
-    func refreshAnswers(
+    nonisolated(nonsending) func refreshAnswers(
         userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws
 
     /// Has `userID` like or unlike a moment, and says where the answer came from.
     ///
     /// The default calls ``updateLike(_:momentID:fromUserID:)``.
-    func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer
+    nonisolated(nonsending) func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer
 
     /// Drops every cached answer holding the timelines of `userIDs`, after a change the
     /// store confirmed, so that no cache policy can serve the state before it.
@@ -54,24 +54,24 @@ public protocol MomentsService: Sendable {
 
 extension MomentsService {
     /// The default ignores `cachePolicy` and asks ``getMoments(userID:)``.
-    public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+    public nonisolated(nonsending) func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         try await getMoments(userID: userID)
     }
 
     /// The default: ``getMoments(userID:cachePolicy:)``, as an answer of the server.
-    public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
+    public nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await getMoments(userID: userID, cachePolicy: cachePolicy), origin: .server(sentAt: nil))
     }
 
     /// The default: ``refreshAnswer(userID:cachePolicy:)``, once.
-    public func refreshAnswers(
+    public nonisolated(nonsending) func refreshAnswers(
         userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
         try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy))
     }
 
     /// The default: ``updateLike(_:momentID:fromUserID:)``, as an answer of the server.
-    public func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
+    public nonisolated(nonsending) func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await updateLike(isLiked, momentID: momentID, fromUserID: userID), origin: .server(sentAt: nil))
     }
 

@@ -130,27 +130,65 @@ public struct MomentChange: Sendable, Hashable {
     public let likedBy: String?
     /// The users in memory whose view of the moment changed.
     public let holders: Set<String>
-    /// Each holder's `isLiked`, as that user's newest answer gave it (absent: unknown).
-    private let isLiked: [String: Bool]
-    /// The whole view of holders whose own like of the moment is in flight.
-    private let views: [String: Moment]
+    /// Each holder's own values: `isLiked` as that user's newest answer gave it, and the
+    /// whole view of a holder whose own like of the moment is in flight.
+    private let viewers: Viewers
+
+    /// Holders' own values, kept without dictionaries when one holder has any (the usual
+    /// change: a timeline's owner, or a liker). Each content has one representation, so
+    /// the synthesized equality compares contents.
+    private enum Viewers: Sendable, Hashable {
+        case none
+        case one(String, isLiked: Bool?, view: Moment?)
+        case many(isLiked: [String: Bool], views: [String: Moment])
+    }
 
     package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, isLiked: [String: Bool] = [:], views: [String: Moment] = [:]) {
+        let viewer = isLiked.count + views.count == 1 ? (isLiked.first?.key ?? views.first?.key) : nil
+        if isLiked.isEmpty, views.isEmpty {
+            viewers = .none
+        } else if let viewer {
+            viewers = .one(viewer, isLiked: isLiked[viewer], view: views[viewer])
+        } else if isLiked.count == 1, views.count == 1, let only = isLiked.first?.key, views[only] != nil {
+            viewers = .one(only, isLiked: isLiked[only], view: views[only])
+        } else {
+            viewers = .many(isLiked: isLiked, views: views)
+        }
         self.moment = moment
         self.phase = phase
         self.likedBy = likedBy
         self.holders = holders
-        self.isLiked = isLiked
-        self.views = views
+    }
+
+    /// A change whose own values belong to `viewer` alone: their `isLiked` (`nil`:
+    /// unknown) and, if their like is in flight, their whole view.
+    package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, viewer: String, isLiked: Bool?, view: Moment?) {
+        self.moment = moment
+        self.phase = phase
+        self.likedBy = likedBy
+        self.holders = holders
+        viewers = isLiked == nil && view == nil ? .none : .one(viewer, isLiked: isLiked, view: view)
     }
 
     /// The moment as `userID`'s timeline shows it: ``moment`` with `isLiked` as that
     /// user's newest answer gave it (never derived from `likes`: the server decides what
     /// `isLiked` means), and the user's own like in flight, if any.
     public func moment(for userID: String) -> Moment {
-        if let view = views[userID] { return view }
         var moment = self.moment
-        moment.isLiked = isLiked[userID]
+        switch viewers {
+        case .none:
+            moment.isLiked = nil
+        case .one(let viewer, let isLiked, let view):
+            guard viewer == userID else {
+                moment.isLiked = nil
+                break
+            }
+            if let view { return view }
+            moment.isLiked = isLiked
+        case .many(let isLiked, let views):
+            if let view = views[userID] { return view }
+            moment.isLiked = isLiked[userID]
+        }
         return moment
     }
 }

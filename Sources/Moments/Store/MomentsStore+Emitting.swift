@@ -48,32 +48,38 @@ extension MomentsStore {
     func publish(_ applied: StoreState.Applied, for userID: String, likedBy: String?, likedMoment: String?) {
         let pendingLike = likedMoment.flatMap { state.intentGeneration(of: userID, on: $0) != nil ? $0 : nil }
         var users: Set<String> = []
-        for id in applied.changedMoments {
+        // The owner's timeline, to read their `isLiked` at the positions the answer gave.
+        let owner = applied.changedPositions.count == applied.changedMoments.count ? state.timelines[userID] : nil
+        for (offset, id) in applied.changedMoments.enumerated() {
             let audience: StoreState.Audience = id == pendingLike ? .holdersExcept(userID) : .holders
-            if let change = publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: audience) {
+            let hint = owner.map { StoreState.EntryHint(userID: userID, timeline: $0, index: applied.changedPositions[offset]) }
+            if let change = publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: audience, hint: hint) {
                 if users.isEmpty { users = change.holders } else { users.formUnion(change.holders) }
             }
         }
         var ownerChanged = applied.timeline != nil
         if !applied.changedEntries.isEmpty {
-            // A moment whose confirmed value changed too went out to every holder above.
-            let changedNow = Set(applied.changedMoments)
+            // A moment whose confirmed value changed too went out to every holder above
+            // (a few are searched in place; many, in a set).
+            let changedNow = applied.changedMoments.count > 16 ? Set(applied.changedMoments) : nil
             for id in applied.changedEntries where id != pendingLike {
                 ownerChanged = true
-                if !changedNow.contains(id) {
+                if !(changedNow?.contains(id) ?? applied.changedMoments.contains(id)) {
                     publishMoment(id, likedBy: id == likedMoment ? likedBy : nil, phase: .confirmed, audience: .only(userID))
                 }
             }
         }
         if let timeline = applied.timeline { feed.publish(.timeline(timeline)) }
-        if ownerChanged, !userID.isEmpty { users.insert(userID) }
+        if ownerChanged, !userID.isEmpty, !users.contains(userID) { users.insert(userID) }
         publishSnapshots(to: users)
     }
 
     /// Emits the change of `momentID` as `audience` sees it; returns it.
     @discardableResult
-    func publishMoment(_ momentID: String, likedBy: String?, phase: MomentChange.Phase, audience: StoreState.Audience) -> MomentChange? {
-        guard let change = state.momentChange(momentID, phase: phase, likedBy: likedBy, audience: audience) else { return nil }
+    func publishMoment(
+        _ momentID: String, likedBy: String?, phase: MomentChange.Phase, audience: StoreState.Audience, hint: StoreState.EntryHint? = nil
+    ) -> MomentChange? {
+        guard let change = state.momentChange(momentID, phase: phase, likedBy: likedBy, audience: audience, hint: hint) else { return nil }
         feed.publish(.moment(change))
         return change
     }

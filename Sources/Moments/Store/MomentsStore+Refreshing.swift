@@ -124,11 +124,7 @@ extension MomentsStore {
         }
         let likeChains = self.likeChains
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
-        debug("applied \(momentID.map { "the answer to a like of \($0)" } ?? "a timeline") from \(answer.origin): "
-              + answer.details.moments.map { "\(confirmedLikers($0.id))\(shownIsLiked($0.id, of: userID)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ","))\($0.isLiked == true ? "*" : ""))" }.joined(separator: " ")
-              + " [\(evidence)]" + (applied.needsConvergence ? "; refetching" : "")
-              + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())") + (applied.batch.timelines.isEmpty ? "" : " and the timeline"),
-              userID: userID)
+        if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
         if source != .cache, keepsConfirmationIntervals {
             applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence)
         }
@@ -137,6 +133,15 @@ extension MomentsStore {
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
         return (applied, evidence)
+    }
+
+    /// A debug record of what applying `answer` did.
+    private func debugApplied(_ answer: MomentsAnswer, for userID: String, likeOf momentID: String?, evidence: Evidence, applied: StoreState.Applied) {
+        debug("applied \(momentID.map { "the answer to a like of \($0)" } ?? "a timeline") from \(answer.origin): "
+              + answer.details.moments.map { "\(confirmedLikers($0.id))\(shownIsLiked($0.id, of: userID)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ","))\($0.isLiked == true ? "*" : ""))" }.joined(separator: " ")
+              + " [\(evidence)]" + (applied.needsConvergence ? "; refetching" : "")
+              + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())") + (applied.batch.timelines.isEmpty ? "" : " and the timeline"),
+              userID: userID)
     }
 
     /// The timeline from memory, or loaded from persistence once; whether there is one.

@@ -59,6 +59,9 @@ public actor MomentsStore {
     /// Whether batches carry when the server confirmed them (see
     /// ``MomentsPersistence/keepsConfirmationIntervals``).
     let keepsConfirmationIntervals: Bool
+    /// Whether debug records are made (a log handler is set and the level lets them
+    /// through): checked before one is built, on every answer.
+    let logsDebug: Bool
     let snapshots: SubscriberRegistry<MomentsDetails>
     let feed: ChangeFeed
     /// The store's spans and figures.
@@ -112,8 +115,9 @@ public actor MomentsStore {
         self.configuration = configuration
         let instruments = StoreInstruments(configuration: configuration)
         self.instruments = instruments
-        self.writer = PersistenceWriter(persistence: persistence, instruments: instruments)
+        self.writer = PersistenceWriter(persistence: persistence, instruments: instruments.isMeasuring ? instruments : nil)
         self.keepsConfirmationIntervals = persistence.keepsConfirmationIntervals
+        self.logsDebug = configuration.logLevel <= .debug && configuration.logHandler != nil
         self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges, instruments: instruments)
         let onCount: (@Sendable (Int) -> Void)? = instruments.isMeasuring ? { @Sendable count in instruments.subscriberCount(count) } : nil
         self.snapshots = SubscriberRegistry<MomentsDetails>(onCount: onCount)

@@ -38,7 +38,8 @@ final class PersistenceWriter: Sendable {
     }
 
     private let persistence: any MomentsPersistence
-    /// Where each save's duration and outcome are counted, if anywhere.
+    /// Where each save's duration and outcome are counted, if anywhere (`nil` without a
+    /// metrics factory, so that no clock is read).
     private let instruments: StoreInstruments?
     private let state = PThreadMutex(State())
 
@@ -127,13 +128,14 @@ final class PersistenceWriter: Sendable {
     }
 
     private nonisolated(nonsending) func save(_ batch: PersistenceBatch) async -> Result<Void, any Error> {
-        let started = ContinuousClock.now
+        // The clock is read only for a histogram to record into.
+        let started = instruments.map { _ in ContinuousClock.now }
         do {
             try await persistence.save(batch)
-            instruments?.wrote(in: ContinuousClock.now - started, failed: false)
+            if let instruments, let started { instruments.wrote(in: ContinuousClock.now - started, failed: false) }
             return .success(())
         } catch {
-            instruments?.wrote(in: ContinuousClock.now - started, failed: true)
+            if let instruments, let started { instruments.wrote(in: ContinuousClock.now - started, failed: true) }
             return .failure(error)
         }
     }

@@ -87,6 +87,7 @@ extension StoreState {
             if merge.changed {
                 if let likerViewBefore, view(record, isLiked: nil, by: userID) != likerViewBefore { applied.likersViewChanged = true }
                 applied.changedMoments.append(id)
+                applied.changedPositions.append(index)
                 if persists { applied.batch.moments[id] = record.value }
             }
             if isShared {

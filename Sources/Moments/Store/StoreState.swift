@@ -8,6 +8,12 @@
 /// A class with one owner: the store's actor holds the only reference and never hands
 /// it out, so every access is isolated to that actor. (As a struct in the actor, each
 /// call of a reading method copied the whole state, a dozen reference counts, first.)
+///
+/// Its stored properties are marked `@exclusivity(unchecked)`: every access happens
+/// synchronously on the store's actor, never across a suspension, so no two tasks'
+/// accesses can overlap, and no code here writes a property inside another access of
+/// it (the whole test suite ran clean with the runtime's checks on). Those checks were
+/// a measurable part of every refresh.
 final class StoreState {
     /// Where an answer came from, which decides how much it can be trusted.
     enum Source: Equatable {
@@ -27,6 +33,10 @@ final class StoreState {
     struct Applied {
         /// Moments already in memory whose confirmed value (shared by every holder) changed.
         var changedMoments: [String] = []
+        /// Where each of ``changedMoments`` stands in the answer's list, when the answer
+        /// applied was a timeline (a hint for reading its owner's `isLiked`; empty, or of
+        /// another length, when there is none).
+        var changedPositions: [Int] = []
         /// Whether the answer to a like changed the liked moment as the liker sees it
         /// beneath their like in flight (another user's like in `likes`, say).
         var likersViewChanged = false
@@ -50,25 +60,25 @@ final class StoreState {
     }
 
     /// Written only by `StoreState` (its extensions included); read by the store.
-    var records: [String: MomentRecord] = [:]
+    @exclusivity(unchecked) var records: [String: MomentRecord] = [:]
     /// Written only by `StoreState` (its extensions included); read by the store.
-    var timelines: [String: TimelineRecord] = [:]
+    @exclusivity(unchecked) var timelines: [String: TimelineRecord] = [:]
     /// Moments and timelines whose value in shared storage (as another instance last
     /// announced it) differs from this store's: the next answer of the server that agrees
     /// with this store's value is written even though nothing changed in memory, so the
     /// storage, and every instance after it, comes to the server's state.
-    var divergentMoments: Set<String> = []
-    var divergentTimelines: Set<String> = []
+    @exclusivity(unchecked) var divergentMoments: Set<String> = []
+    @exclusivity(unchecked) var divergentTimelines: Set<String> = []
     /// Records no timeline in memory holds, kept while an answer that may predate them
     /// can still arrive: dropped earlier, a stale answer could bring back an older value.
-    var retired: Set<String> = []
-    var useClock: UInt64 = 0
+    @exclusivity(unchecked) var retired: Set<String> = []
+    @exclusivity(unchecked) var useClock: UInt64 = 0
     /// Stamps for ``MomentRecord/mark`` (see `replaced`).
-    var markClock: UInt64 = 0
+    @exclusivity(unchecked) var markClock: UInt64 = 0
     /// Rises with every change to what subscribers see.
-    var version: UInt64 = 0
+    @exclusivity(unchecked) var version: UInt64 = 0
     /// The last timeline ``displayedTimeline(_:)`` assembled, while still current.
-    private var lastDisplayed: (userID: String, version: UInt64, details: MomentsDetails)?
+    @exclusivity(unchecked) private var lastDisplayed: (userID: String, version: UInt64, details: MomentsDetails)?
     let capacity: Int
     /// Whether this store is the only writer of its likers' likes (no other instance
     /// shares its storage): its likes' answers are then the authority for their
@@ -101,7 +111,7 @@ final class StoreState {
 
     /// The change of `momentID` as `audience` sees it now, each user with their own
     /// `isLiked` and their own like in flight; `nil` if the store holds no such moment.
-    func momentChange(_ momentID: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience) -> MomentChange? {
+    func momentChange(_ momentID: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience, hint: EntryHint? = nil) -> MomentChange? {
         guard let record = records[momentID] else { return nil }
         var users: Set<String>
         switch audience {
@@ -114,10 +124,13 @@ final class StoreState {
         // A change no one sees is not a change (every holder's: kept, as before, for a
         // moment no timeline in memory holds).
         if users.isEmpty, case .holders = audience {} else if users.isEmpty { return nil }
+        if users.count == 1, let user = users.first {
+            return singleViewerChange(record, of: user, phase: phase, likedBy: likedBy, audience: audience, holders: users, hint: hint)
+        }
         var isLiked: [String: Bool] = [:]
         var views: [String: Moment] = [:]
         for user in users {
-            let liked = entryIsLiked(of: user, on: momentID)
+            let liked = entryIsLiked(of: user, on: momentID, hint: hint)
             if !record.intents.isEmpty, record.intents.contains(where: { $0.liker.id == user }) {
                 views[user] = view(record, isLiked: liked, by: user)
             } else if let liked {
@@ -133,8 +146,39 @@ final class StoreState {
         return MomentChange(moment: moment, phase: phase, likedBy: likedBy, holders: users, isLiked: isLiked, views: views)
     }
 
+    /// ``momentChange(_:phase:likedBy:audience:)`` for one user (`holders`, `user`
+    /// alone), without dictionaries.
+    private func singleViewerChange(
+        _ record: MomentRecord, of user: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience, holders: Set<String>,
+        hint: EntryHint?
+    ) -> MomentChange {
+        let liked = entryIsLiked(of: user, on: record.value.id, hint: hint)
+        let ownView = !record.intents.isEmpty && record.intents.contains { $0.liker.id == user } ? view(record, isLiked: liked, by: user) : nil
+        // The confirmed value, but for an optimistic change: the liker's view.
+        var moment = record.value
+        if phase == .optimistic, case .only = audience, let ownView {
+            moment = ownView
+            moment.isLiked = nil
+        }
+        return MomentChange(moment: moment, phase: phase, likedBy: likedBy, holders: holders, viewer: user,
+                            isLiked: ownView == nil ? liked : nil, view: ownView)
+    }
+
+    /// Where a moment may stand in one user's timeline (`timeline`, looked up just
+    /// before), as the answer just applied listed it: checked before it is used, so a
+    /// stale position costs one comparison.
+    struct EntryHint {
+        let userID: String
+        let timeline: TimelineRecord
+        let index: Int
+    }
+
     /// `userID`'s `isLiked` of `momentID` as their newest answer gave it (`nil` if unknown).
-    func entryIsLiked(of userID: String, on momentID: String) -> Bool? {
+    func entryIsLiked(of userID: String, on momentID: String, hint: EntryHint? = nil) -> Bool? {
+        if let hint, hint.userID == userID, hint.index < hint.timeline.entries.count,
+           hint.timeline.entries[hint.index].momentID == momentID {
+            return hint.timeline.entries[hint.index].isLiked
+        }
         guard let timeline = timelines[userID], let index = timeline.position(of: momentID) else { return nil }
         return timeline.entries[index].isLiked
     }

@@ -3,27 +3,33 @@
 ///
 /// A class, reached and changed in place inside the store's actor, like
 /// ``MomentRecord``.
+///
+/// Its stored properties are marked `@exclusivity(unchecked)`: every access happens
+/// synchronously on the store's actor, never across a suspension, so no two tasks'
+/// accesses can overlap, and no code here writes a property inside another access of
+/// it (the whole test suite ran clean with the runtime's checks on). Those checks were
+/// a measurable part of every refresh.
 final class TimelineRecord {
-    var userDetails: UserDetails
+    @exclusivity(unchecked) var userDetails: UserDetails
     /// The moments' ids in order, each with `isLiked` as the owner's newest answer gave
     /// it (the value belongs to the viewer: the store never derives it from `likes`).
-    private(set) var entries: [StoredTimeline.Entry]
+    @exclusivity(unchecked) private(set) var entries: [StoredTimeline.Entry]
     /// The records of `entries`' moments, in the same order, so a snapshot is assembled
     /// without looking each one up. A record is never replaced while a timeline holds
     /// it (it is created only for an id with no record, and dropped only once no
     /// timeline holds it).
-    private(set) var members: [MomentRecord]
+    @exclusivity(unchecked) private(set) var members: [MomentRecord]
     /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
     /// then (empty until first assembled, and after the list changes; a revision of
     /// `UInt64.max` marks a moment whose `isLiked` changed since).
-    var shown: [Moment] = []
-    var shownRevisions: [UInt64] = []
-    var evidence: Evidence
+    @exclusivity(unchecked) var shown: [Moment] = []
+    @exclusivity(unchecked) var shownRevisions: [UInt64] = []
+    @exclusivity(unchecked) var evidence: Evidence
     /// For least-recently-used eviction.
-    var lastUse: UInt64
+    @exclusivity(unchecked) var lastUse: UInt64
     /// Each listed moment's index in `entries`, built when first asked for after the list
     /// changed (to tell another holder's `isLiked` when a shared moment changes).
-    private var positions: [String: Int]?
+    @exclusivity(unchecked) private var positions: [String: Int]?
 
     init(userDetails: UserDetails, entries: [StoredTimeline.Entry], members: [MomentRecord], evidence: Evidence, lastUse: UInt64) {
         self.userDetails = userDetails
