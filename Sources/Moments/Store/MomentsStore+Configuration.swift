@@ -53,7 +53,8 @@ extension MomentsStore {
         /// ``MomentsStore/setLike(_:momentID:userID:)`` made under a `TraceContext`
         /// (`moments.store.refresh`, `moments.store.set_like`), and for each persistence
         /// write (`moments.persistence.save`); the service's and client's spans are their
-        /// children. The default is `nil`.
+        /// children. The default is `nil`: the store starts no spans, and the service's
+        /// spans are children of the caller's context.
         public var tracer: (any MomentsTracer)?
 
         /// Makes the store's figures: `moments.store.timelines` (in memory),

@@ -21,14 +21,21 @@ extension MomentsStore {
     ///   the confirmed state could not be persisted (it is still applied and emitted).
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
-        try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
+        guard instruments.isTracing else { return try await setLikeMappingCancellation(isLiked, momentID: momentID, userID: userID) }
+        return try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))
             span?.setAttribute("moments.moment_id", .string(momentID))
-            do {
-                return try await performSetLike(isLiked, momentID: momentID, userID: userID)
-            } catch where Task.isCancelled {
-                throw CancellationError()
-            }
+            return try await setLikeMappingCancellation(isLiked, momentID: momentID, userID: userID)
+        }
+    }
+
+    /// ``setLike(_:momentID:userID:)``, throwing `CancellationError` for any failure of a
+    /// cancelled call.
+    private func setLikeMappingCancellation(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        do {
+            return try await performSetLike(isLiked, momentID: momentID, userID: userID)
+        } catch where Task.isCancelled {
+            throw CancellationError()
         }
     }
 
@@ -92,7 +99,7 @@ extension MomentsStore {
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
-            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in
+            try await instruments.span("moments.persistence.save") {
                 try await writer.wait(for: ticket)
             }
             return state.displayedTimeline(userID) ?? answer.details

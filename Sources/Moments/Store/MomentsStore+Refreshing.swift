@@ -28,15 +28,21 @@ extension MomentsStore {
     ///   is still applied and emitted, and persisted with the next write).
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
-        try await TraceContext.span("moments.store.refresh", tracer: instruments.tracer) { span in
+        guard instruments.isTracing else { return try await sharedRefresh(userID, cachePolicy: cachePolicy) }
+        return try await TraceContext.span("moments.store.refresh", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))
-            do {
-                return try await refreshes.run(userID) {
-                    try await performRefresh(userID, cachePolicy: cachePolicy)
-                }
-            } catch where Task.isCancelled {
-                throw CancellationError()
+            return try await sharedRefresh(userID, cachePolicy: cachePolicy)
+        }
+    }
+
+    /// A refresh shared with the concurrent refreshes of `userID`.
+    private func sharedRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+        do {
+            return try await refreshes.run(userID) {
+                try await performRefresh(userID, cachePolicy: cachePolicy)
             }
+        } catch where Task.isCancelled {
+            throw CancellationError()
         }
     }
 
@@ -96,7 +102,7 @@ extension MomentsStore {
             }
         }
         do {
-            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in
+            try await instruments.span("moments.persistence.save") {
                 try await writer.write(applied.batch)
             }
         } catch {

@@ -17,6 +17,7 @@ final class StoreInstruments: Sendable {
 
     init(configuration: MomentsStore.Configuration) {
         tracer = configuration.tracer
+        isTracing = configuration.tracer != nil
         let metrics = configuration.metrics
         isMeasuring = metrics != nil
         timelines = metrics?.makeGauge("moments.store.timelines", dimensions: [])
@@ -27,6 +28,17 @@ final class StoreInstruments: Sendable {
         writeDuration = metrics?.makeHistogram("moments.store.persistence.write.duration", unit: "s", dimensions: [])
         writeFailures = metrics?.makeCounter("moments.store.persistence.write.failures", dimensions: [])
         sharedLag = metrics?.makeHistogram("moments.store.shared.lag", unit: "s", dimensions: [])
+    }
+
+    /// Whether a tracer was given. Without one the store starts no spans of its own, so
+    /// the service's spans are children of the caller's (a span no tracer records is
+    /// not a parent anyone can find).
+    let isTracing: Bool
+
+    /// Runs `operation` in a span named `name`, if a tracer was given.
+    nonisolated(nonsending) func span<T>(_ name: String, _ operation: nonisolated(nonsending) () async throws -> T) async throws -> T {
+        guard isTracing else { return try await operation() }
+        return try await TraceContext.span(name, tracer: tracer) { _ in try await operation() }
     }
 
     /// Whether a metrics factory was given (a stored flag: reading an optional
