@@ -16,18 +16,7 @@ public enum MomentsCommandLine {
     static let version = "0.1.0"
 
     static func run(_ arguments: [String], environment: [String: String], console: Console) async -> Int32 {
-        if arguments == ["--version"] || arguments == ["version"] {
-            console.line("moments \(version)")
-            return 0
-        }
-        // `moments help <command>` and `moments <group> [--help]` describe commands.
-        if arguments.first == "help", arguments.count > 1 {
-            return help(for: Array(arguments.dropFirst()).filter { $0 != "--help" && $0 != "-h" }, console: console)
-        }
-        if let first = arguments.first, Commands.all.contains(where: { $0.name.rawValue.hasPrefix(first + " ") }),
-           arguments.count == 1 || ["--help", "-h"].contains(arguments[1]) {
-            return help(for: [first], console: console)
-        }
+        if let status = answerVersionOrHelp(arguments, console: console) { return status }
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentParser.parse(arguments, commands: Commands.all)
@@ -54,14 +43,7 @@ public enum MomentsCommandLine {
         do {
             try await Observing.$current.withValue(observing) {
                 try await TraceContext.withValue(observing.trace) {
-                    switch parsed.command {
-                    case .demo: try await DemoCommand(console: console).run(parsed)
-                    case .timeline: try await timeline(parsed, environment: environment, console: console)
-                    case .like, .unlike: try await like(parsed, environment: environment, console: console)
-                    case .watch: try await watch(parsed, environment: environment, console: console)
-                    case .cacheClear: try await clearCache(parsed, environment: environment, console: console)
-                    case .help: break
-                    }
+                    try await perform(parsed, environment: environment, console: console)
                 }
             }
             return 0
@@ -75,6 +57,35 @@ public enum MomentsCommandLine {
             if let signal = Interrupts.signal { return Interrupts.status(for: signal) }
             console.problem("moments: \(describe(error, verbose: parsed.has("verbose")))")
             return 1
+        }
+    }
+
+    /// Answers `--version`, `moments help <command>` and `moments <group> [--help]`
+    /// before any parsing; `nil` for every other command line.
+    private static func answerVersionOrHelp(_ arguments: [String], console: Console) -> Int32? {
+        if arguments == ["--version"] || arguments == ["version"] {
+            console.line("moments \(version)")
+            return 0
+        }
+        if arguments.first == "help", arguments.count > 1 {
+            return help(for: Array(arguments.dropFirst()).filter { $0 != "--help" && $0 != "-h" }, console: console)
+        }
+        if let first = arguments.first, Commands.all.contains(where: { $0.name.rawValue.hasPrefix(first + " ") }),
+           arguments.count == 1 || ["--help", "-h"].contains(arguments[1]) {
+            return help(for: [first], console: console)
+        }
+        return nil
+    }
+
+    /// Runs the parsed command.
+    private static func perform(_ parsed: ParsedArguments, environment: [String: String], console: Console) async throws {
+        switch parsed.command {
+        case .demo: try await DemoCommand(console: console).run(parsed)
+        case .timeline: try await timeline(parsed, environment: environment, console: console)
+        case .like, .unlike: try await like(parsed, environment: environment, console: console)
+        case .watch: try await watch(parsed, environment: environment, console: console)
+        case .cacheClear: try await clearCache(parsed, environment: environment, console: console)
+        case .help: break
         }
     }
 

@@ -33,99 +33,114 @@ enum PostgresRows {
         var contestedUserIDs: [String] = []
     }
 
-    /// Writes `batch` in the current transaction.
+    /// When the server confirmed a batch, in microseconds since 1970, as stored.
+    typealias Confirmed = (notBefore: Int64?, notAfter: Int64?)
+
+    /// Writes `batch` in the current transaction: its timelines (those the database
+    /// holds no certainly newer value of), then its moments, then drops the moments
+    /// no timeline holds any longer.
     static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> Written {
-        let confirmed = (notBefore: batch.confirmedWithin?.notBefore.map(microseconds), notAfter: batch.confirmedWithin.map { microseconds($0.notAfter) })
-        var released: [String] = []
+        let confirmed: Confirmed = (batch.confirmedWithin?.notBefore.map(microseconds), batch.confirmedWithin.map { microseconds($0.notAfter) })
         var written = Written()
         let users = try timelinesToWrite(batch, confirmed: confirmed, into: &written, on: connection)
-        if !users.isEmpty {
-            // The timeline rows first: their locks make instances writing the same
-            // timeline take turns, so each one's DELETE below (a new snapshot) sees the
-            // entries the other committed.
-            try connection.query("""
-                INSERT INTO moments_timeline (user_id, owner, confirmed_not_before, confirmed_not_after)
-                SELECT t.user_id, t.owner, $3, $4 FROM unnest($1::text[], $2::json[]) AS t(user_id, owner)
-                ON CONFLICT (user_id) DO UPDATE SET owner = excluded.owner,
-                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
-                """, [
-                    PostgresArray.literal(users.map(StoredID.encode)),
-                    PostgresArray.literal(try users.map { try json(batch.timelines[$0]?.userDetails) }),
-                    confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init),
-                ])
-            let removed = try connection.query(
-                "DELETE FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) RETURNING moment_id",
-                [PostgresArray.literal(users.map(StoredID.encode))]
-            )
-            released = (0..<removed.rowCount).compactMap { removed.text($0, 0) }
-            try requireStored(batch, users: users, on: connection)
-            var entryUsers: [String] = [], positions: [String] = [], momentIDs: [String] = [], likes: [String?] = []
-            for user in users {
-                for (position, entry) in (batch.timelines[user]?.entries ?? []).enumerated() {
-                    entryUsers.append(StoredID.encode(user))
-                    positions.append(String(position))
-                    momentIDs.append(StoredID.encode(entry.momentID))
-                    likes.append(entry.isLiked.map { $0 ? "t" : "f" })
-                }
-            }
-            if !entryUsers.isEmpty {
-                try connection.query("""
-                    INSERT INTO moments_timeline_entry (user_id, position, moment_id, is_liked)
-                    SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[])
-                    """, [PostgresArray.literal(entryUsers), PostgresArray.literal(positions), PostgresArray.literal(momentIDs), PostgresArray.literal(likes)])
-            }
-            // A moment the new entries hold again is not an orphan: only the others are
-            // looked for (a refresh usually lists the same moments).
-            let held = Set(momentIDs)
-            released.removeAll { held.contains($0) }
-        }
-        let ids = batch.moments.keys.sorted()
-        if !ids.isEmpty {
-            let values = try ids.map { id -> String in
-                var moment = batch.moments[id]
-                moment?.isLiked = nil
-                return try json(moment)
-            }
-            // The rows as they are now, locked in key order: a save waiting on another
-            // instance's write of the same moment compares with what that write committed,
-            // not with what the row held when this save's statement began.
-            let stored = try connection.query(
-                "SELECT id, value::text, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                [PostgresArray.literal(ids.map(StoredID.encode))]
-            )
-            var previous: [String: (value: String?, confirmedNotAfter: Int64?)] = [:]
-            for row in 0..<stored.rowCount {
-                if let id = stored.text(row, 0) { previous[id] = (stored.text(row, 1), stored.text(row, 2).flatMap { Int64($0) }) }
-            }
-            // The database never goes back: a row the server certainly confirmed after
-            // the incoming value was computed stays, and a value of unknown age (from a
-            // cache) never replaces a confirmed one.
-            let result = try connection.query("""
-                INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
-                SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
-                WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
-                ON CONFLICT (id) DO UPDATE SET value = excluded.value,
-                    confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
-                WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
-                    OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
-                        OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
-                RETURNING id, value::text
-                """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
-            for row in 0..<result.rowCount {
-                guard let storedID = result.text(row, 0) else { continue }
-                let id = StoredID.decode(storedID)
-                written.momentIDs.append(id)
-                // Contested: it replaced another value, confirmed no earlier than the
-                // incoming one may have been (always, when the incoming one's start is
-                // unknown).
-                if let old = previous[storedID], old.value != result.text(row, 1),
-                   let oldNotAfter = old.confirmedNotAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true {
-                    written.contested.append(id)
-                }
-            }
-        }
+        let released = users.isEmpty ? [] : try writeTimelines(users, of: batch, confirmed: confirmed, on: connection)
+        try writeMoments(of: batch, confirmed: confirmed, into: &written, on: connection)
         try removeStoredOrphans(released, on: connection)
         return written
+    }
+
+    /// Replaces the rows and entries of `users`' timelines with `batch`'s; returns the
+    /// moments the old entries held that the new ones do not (possible orphans).
+    private static func writeTimelines(_ users: [String], of batch: PersistenceBatch, confirmed: Confirmed, on connection: PostgresConnection) throws -> [String] {
+        // The timeline rows first: their locks make instances writing the same
+        // timeline take turns, so each one's DELETE below (a new snapshot) sees the
+        // entries the other committed.
+        try connection.query("""
+            INSERT INTO moments_timeline (user_id, owner, confirmed_not_before, confirmed_not_after)
+            SELECT t.user_id, t.owner, $3, $4 FROM unnest($1::text[], $2::json[]) AS t(user_id, owner)
+            ON CONFLICT (user_id) DO UPDATE SET owner = excluded.owner,
+                confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+            """, [
+                PostgresArray.literal(users.map(StoredID.encode)),
+                PostgresArray.literal(try users.map { try json(batch.timelines[$0]?.userDetails) }),
+                confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init),
+            ])
+        let removed = try connection.query(
+            "DELETE FROM moments_timeline_entry WHERE user_id = ANY($1::text[]) RETURNING moment_id",
+            [PostgresArray.literal(users.map(StoredID.encode))]
+        )
+        var released = (0..<removed.rowCount).compactMap { removed.text($0, 0) }
+        try requireStored(batch, users: users, on: connection)
+        var entryUsers: [String] = [], positions: [String] = [], momentIDs: [String] = [], likes: [String?] = []
+        for user in users {
+            for (position, entry) in (batch.timelines[user]?.entries ?? []).enumerated() {
+                entryUsers.append(StoredID.encode(user))
+                positions.append(String(position))
+                momentIDs.append(StoredID.encode(entry.momentID))
+                likes.append(entry.isLiked.map { $0 ? "t" : "f" })
+            }
+        }
+        if !entryUsers.isEmpty {
+            try connection.query("""
+                INSERT INTO moments_timeline_entry (user_id, position, moment_id, is_liked)
+                SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[])
+                """, [PostgresArray.literal(entryUsers), PostgresArray.literal(positions), PostgresArray.literal(momentIDs), PostgresArray.literal(likes)])
+        }
+        // A moment the new entries hold again is not an orphan: only the others are
+        // looked for (a refresh usually lists the same moments).
+        let held = Set(momentIDs)
+        released.removeAll { held.contains($0) }
+        return released
+    }
+
+    /// Writes `batch`'s moments that some timeline holds, noting in `written` those
+    /// written and those whose write replaced a different value of unknown order.
+    ///
+    /// The database never goes back: a row the server certainly confirmed after the
+    /// incoming value was computed stays, and a value of unknown age (from a cache)
+    /// never replaces a confirmed one.
+    private static func writeMoments(of batch: PersistenceBatch, confirmed: Confirmed, into written: inout Written, on connection: PostgresConnection) throws {
+        let ids = batch.moments.keys.sorted()
+        guard !ids.isEmpty else { return }
+        let values = try ids.map { id -> String in
+            var moment = batch.moments[id]
+            moment?.isLiked = nil
+            return try json(moment)
+        }
+        // The rows as they are now, locked in key order: a save waiting on another
+        // instance's write of the same moment compares with what that write committed,
+        // not with what the row held when this save's statement began.
+        let stored = try connection.query(
+            "SELECT id, value::text, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+            [PostgresArray.literal(ids.map(StoredID.encode))]
+        )
+        var previous: [String: (value: String?, confirmedNotAfter: Int64?)] = [:]
+        for row in 0..<stored.rowCount {
+            if let id = stored.text(row, 0) { previous[id] = (stored.text(row, 1), stored.text(row, 2).flatMap { Int64($0) }) }
+        }
+        let result = try connection.query("""
+            INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
+            SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
+            WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
+            ON CONFLICT (id) DO UPDATE SET value = excluded.value,
+                confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
+            WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
+                OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
+                    OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
+            RETURNING id, value::text
+            """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
+        for row in 0..<result.rowCount {
+            guard let storedID = result.text(row, 0) else { continue }
+            let id = StoredID.decode(storedID)
+            written.momentIDs.append(id)
+            // Contested: it replaced another value, confirmed no earlier than the
+            // incoming one may have been (always, when the incoming one's start is
+            // unknown).
+            if let old = previous[storedID], old.value != result.text(row, 1),
+               let oldNotAfter = old.confirmedNotAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true {
+                written.contested.append(id)
+            }
+        }
     }
 
     /// The users of `batch` whose timeline rows it replaces, in key order, their rows
@@ -134,7 +149,7 @@ enum PostgresRows {
     /// replaces a confirmed one), and a replaced row holding a different owner, list or
     /// `isLiked` of unknown order against the incoming one is contested.
     private static func timelinesToWrite(
-        _ batch: PersistenceBatch, confirmed: (notBefore: Int64?, notAfter: Int64?), into written: inout Written, on connection: PostgresConnection
+        _ batch: PersistenceBatch, confirmed: Confirmed, into written: inout Written, on connection: PostgresConnection
     ) throws -> [String] {
         let users = batch.timelines.keys.sorted()
         guard !users.isEmpty else { return [] }

@@ -19,6 +19,12 @@ struct StoreInstant: Comparable, Hashable, Sendable {
         nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
     }
 
+    /// The instant `nanoseconds` after the store's clock began (for tests that place
+    /// answers on the clock by hand).
+    init(nanoseconds: Int64) {
+        self.nanoseconds = nanoseconds
+    }
+
     static func < (lhs: StoreInstant, rhs: StoreInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }

@@ -1,6 +1,13 @@
 
 
 /// Answers: the ordering rule applied to a timeline's list and to each of its moments.
+///
+/// ``apply(_:for:evidence:source:momentEvidence:isLikeInFlight:)`` reads top to bottom:
+/// the answer's policy (``AnswerPolicy``: what its source lets it do), its moments'
+/// records (``AnswerRecords``), the moment step (`StoreState+MomentStep.swift`: each
+/// moment's value, with a fast path for the moments the answer does not change), the
+/// list step (`StoreState+ListStep.swift`: the timeline's owner, list and `isLiked`s),
+/// and the release of records no timeline took.
 extension StoreState {
     /// Applies `details`, an answer for `userID`'s timeline, under the ordering rule of
     /// ``MomentRecord/merge(_:evidence:pin:likesAreExclusive:isLikeInFlight:)``, applied to each moment and
@@ -10,168 +17,28 @@ extension StoreState {
     /// snapshot (a timeline another instance committed lists moment rows written at
     /// other times); by default each moment has the answer's.
     ///
+    /// It does no I/O and touches nothing outside this state: what to persist, emit and
+    /// settle is returned in ``Applied``.
+    ///
     /// - Throws: ``MomentsStoreError`` for an answer listing a moment twice; nothing is applied.
     func apply(
         _ details: MomentsDetails, for userID: String, evidence: Evidence, source: Source,
         momentEvidence: [String: Evidence]? = nil, isLikeInFlight: (LikeKey) -> Bool
     ) throws -> Applied {
         defer { version &+= 1 }
+        let policy = AnswerPolicy(source: source, hasMomentAges: momentEvidence != nil,
+                                  hasDivergentMoments: !divergentMoments.isEmpty, likesAreExclusive: likesAreExclusive)
         let existing = timelines[userID]
-        // A stored timeline lists each id once: an answer listing the same ids in the same
-        // order needs no other check.
-        let sameList = existing?.hasSameList(as: details.moments) ?? false
-        // The records of the same list are the timeline's; another list's are looked up
-        // once, here, and checked for an id listed twice.
-        let sameMembers = sameList ? existing?.members : nil
-        let found = sameList ? [] : try lookUpRecords(of: details.moments, for: userID, listedBefore: existing)
+        let known = try answerRecords(of: details.moments, for: userID, listedBefore: existing)
         var applied = Applied()
-        // Answers are written unless they were read from storage; they are settled with
-        // the server unless they came from this store's own persistence.
-        let persists = source != .persisted && source != .shared
-        let settles = source != .persisted
-        let isShared = source == .shared
-        let pinnedID = pinnedMomentID(source)
-        var pin: LikePin?
-        if let pinnedID, let liked = details.moment(withID: pinnedID) {
-            let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
-            let avatar = liked.likes?.first { $0.id == userID }?.avatar ?? details.userDetails.avatar
-            pin = LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar),
-                          sent: evidence.sent ?? evidence.received, received: evidence.received)
-        }
-        // A server's answer that changes nothing here is still written where shared
-        // storage may hold another value (see `agreesWithDivergent`, `confirmsSharedLike`).
-        let writesAgreement: Bool
-        if persists, case .server = source { writesAgreement = !divergentMoments.isEmpty || !likesAreExclusive } else { writesAgreement = false }
-
-        // The records of a new list, in order (a timeline with the same list has them).
-        var members: [MomentRecord] = []
-        if !sameList { members.reserveCapacity(details.moments.count) }
-        var created: [String] = []
-        // A moment the store holds that the answer does not change needs only its
-        // evidence advanced, unless this answer brings more than one age, a pin,
-        // another instance's view, or a write of agreement.
-        let skimsUnchanged = momentEvidence == nil && !isShared && !writesAgreement
-        let moments = details.moments
-        // With the same list, those moments are skimmed first, in one tight pass, and the
-        // loop below sees only the others; a new list's are skimmed as the loop meets
-        // them, their records joining `members`.
-        let unskimmed = skimsUnchanged ? sameMembers.map { skimUnchanged(moments, records: $0, evidence: evidence, sparing: pinnedID) } : nil
-        for step in 0..<(unskimmed?.count ?? moments.count) {
-            let index = unskimmed?[step] ?? step
-            let moment = moments[index]
-            if skimsUnchanged, !sameList, pinnedID == nil || moment.id != pinnedID, let record = found[index],
-               record.absorbIfUnchanged(moment, evidence: evidence) {
-                members.append(record)
-                continue
-            }
-            let id = moment.id
-            let own = momentEvidence.map { $0[id] ?? .ofUnknownAge(receivedAt: evidence.received) } ?? evidence
-            let momentPin = pinnedID != nil && id == pinnedID ? pin : nil
-            guard let record = sameMembers?[index] ?? found[index] else {
-                let record = MomentRecord(value: moment.sharedValue(keepingLikes: nil), evidence: own)
-                if let momentPin { record.pins[userID] = momentPin }
-                records[id] = record
-                if !sameList { members.append(record) }
-                created.append(id)
-                if persists { applied.batch.moments[id] = record.value }
-                continue
-            }
-            if !sameList { members.append(record) }
-            // The liker's view of the moment their like mutated, while their like is still
-            // shown on top: the like's end emits it, if this answer changed it.
-            let likerViewBefore = momentPin != nil && record.intents.contains(where: { $0.liker.id == userID })
-                ? view(record, isLiked: nil, by: userID) : nil
-            let merge = record.merge(moment, evidence: own, pin: momentPin, likesAreExclusive: likesAreExclusive) { liker in
-                isLikeInFlight(LikeKey(userID: liker, momentID: id))
-            }
-            if merge.changed {
-                if let likerViewBefore, view(record, isLiked: nil, by: userID) != likerViewBefore { applied.likersViewChanged = true }
-                applied.changedMoments.append(id)
-                applied.changedPositions.append(index)
-                if persists { applied.batch.moments[id] = record.value }
-            }
-            if isShared {
-                let noted = noteShared(moment)
-                applied.needsConvergence = applied.needsConvergence || merge.isAmbiguous || noted.settleNow
-                applied.contestedLikers += noted.contested
-            } else if settles {
-                if merge.isAmbiguous { applied.needsConvergence = true }
-                if !merge.deferredLikers.isEmpty {
-                    // With other writers, a difference a like in flight would explain may be
-                    // another instance's change of the same like: contested, not deferred.
-                    let keys = merge.deferredLikers.map { LikeKey(userID: $0, momentID: id) }
-                    if likesAreExclusive { applied.deferredLikers += keys } else { applied.contestedLikers += keys }
-                }
-            }
-            if writesAgreement, !merge.changed, agreesWithDivergent(moment) || confirmsSharedLike(moment, pin: momentPin) {
-                applied.batch.moments[id] = record.value
-            }
-        }
-
+        let step = MomentStep(userID: userID, evidence: evidence, momentEvidence: momentEvidence, policy: policy,
+                              pin: policy.likedMomentID.flatMap { likePin(on: $0, in: details, for: userID, evidence: evidence) })
+        let (members, created) = applyMoments(details.moments, records: known, step: step, into: &applied, isLikeInFlight: isLikeInFlight)
         useClock += 1
-        guard let timeline = existing else {
-            let entries = details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) }
-            timelines[userID] = TimelineRecord(userDetails: details.userDetails, entries: entries, members: members, evidence: evidence, lastUse: useClock)
-            for record in members { record.holders.insert(userID) }
-            applied.timeline = TimelineChange(
-                userID: userID, reason: .loaded, userDetails: details.userDetails, momentIDs: entries.map(\.momentID),
-                inserted: zip(entries, members).map { view($1, isLiked: $0.isLiked, by: userID) },
-                removed: [], changed: applied.changedMoments
-            )
-            if persists { applied.batch.timelines[userID] = StoredTimeline(userDetails: details.userDetails, entries: entries) }
-            return applied
-        }
-        timeline.lastUse = useClock
-        // The timeline's register is its owner, its list and the owner's `isLiked` of
-        // each moment: what the server answered for this viewer.
-        let sameOwnerAndList = sameList && timeline.userDetails == details.userDetails
-        var differingIsLiked: [Int] = []
-        if sameList {
-            for index in moments.indices where timeline.entries[index].isLiked != moments[index].isLiked { differingIsLiked.append(index) }
-        }
-        let sameTimeline = sameOwnerAndList && differingIsLiked.isEmpty
-        // Whether the timeline now holds the answer's owner, list and `isLiked`s.
-        var holdsAnswer = sameTimeline
-        if evidence.isCertainlyNewer(than: timeline.evidence) {
-            timeline.evidence = evidence
-            holdsAnswer = true
-            if sameOwnerAndList {
-                for index in differingIsLiked {
-                    timeline.setIsLiked(moments[index].isLiked, at: index)
-                    applied.changedEntries.append(moments[index].id)
-                }
-            } else {
-                let oldEntries = timeline.entries
-                let oldMembers = timeline.members
-                timeline.userDetails = details.userDetails
-                timeline.replaceList(with: details.moments.map { StoredTimeline.Entry(momentID: $0.id, isLiked: $0.isLiked) },
-                                     members: sameList ? nil : members)
-                let change = replaced(oldEntries, oldMembers, with: timeline, for: userID, changed: applied.changedMoments)
-                applied.timeline = change.timeline
-                applied.changedEntries = change.isLikedChanged
-            }
-            if !sameTimeline, persists { applied.batch.timelines[userID] = timeline.stored }
-        } else if !evidence.isCertainlyOlder(than: timeline.evidence) {
-            // An answer of unknown order: the value stands (until the server settles a
-            // disagreement), and its age now covers the answer, whether it agreed or not,
-            // so a later answer is taken as newer only if it was sent after both.
-            if evidence.sent != nil { timeline.evidence = timeline.evidence.covering(evidence) }
-            if !sameTimeline, settles { applied.needsConvergence = true }
-        }
-        if isShared {
-            if holdsAnswer {
-                divergentTimelines.remove(userID)
-            } else {
-                divergentTimelines.insert(userID)
-                applied.needsConvergence = true
-            }
-        } else if persists, case .server = source, holdsAnswer, !divergentTimelines.isEmpty, divergentTimelines.remove(userID) != nil {
-            applied.batch.timelines[userID] = timeline.stored
-        } else if persists, !likesAreExclusive, pinnedID != nil, holdsAnswer {
-            // A like's answer in storage shared with other instances: the liker's timeline
-            // (its `isLiked`) is written even when nothing changed here, since another
-            // instance may have written a different value of the same register.
-            applied.batch.timelines[userID] = timeline.stored
+        if let existing {
+            applyList(details, to: existing, for: userID, evidence: evidence, policy: policy, newMembers: known.isSameList ? nil : members, into: &applied)
+        } else {
+            addTimeline(details, for: userID, evidence: evidence, policy: policy, members: members, into: &applied)
         }
         // Records made for moments this timeline did not take are not persisted.
         for id in created where records[id]?.holders.isEmpty == true {
@@ -181,26 +48,23 @@ extension StoreState {
         return applied
     }
 
-    /// Absorbs each of `moments` that its record (`records`, in the same order) holds
-    /// unchanged, as ``MomentRecord/absorbIfUnchanged(_:evidence:)`` does, but
-    /// `pinnedID`'s; returns the indices of the others.
-    ///
-    /// Reads both lists in place, so a moment whose content is its record's own box (an
-    /// answer repeating what the store holds, or served from memory) is settled without
-    /// retaining the record or the box; other moments compare field by field.
-    private func skimUnchanged(_ moments: [Moment], records: [MomentRecord], evidence: Evidence, sparing pinnedID: String?) -> [Int] {
-        var others: [Int] = []
-        moments.withUnsafeBufferPointer { moments in
-            records.withUnsafeBufferPointer { records in
-                for index in moments.indices {
-                    if pinnedID == nil || moments[index].id != pinnedID, records[index].absorbIfUnchanged(moments[index], evidence: evidence) {
-                        continue
-                    }
-                    others.append(index)
-                }
-            }
-        }
-        return others
+    /// The records of an answer's moments, in order: the timeline's own when the answer
+    /// lists the same ids in the same order (a stored timeline lists each id once, so
+    /// no other check is needed), else each looked up once and checked for an id listed
+    /// twice.
+    private func answerRecords(of moments: [Moment], for userID: String, listedBefore existing: TimelineRecord?) throws -> AnswerRecords {
+        if let existing, existing.hasSameList(as: moments) { return .sameList(existing.members) }
+        return .newList(try lookUpRecords(of: moments, for: userID, listedBefore: existing))
+    }
+
+    /// The pin of a like's answer: the liker's register of the liked moment as the
+    /// answer gives it (from `likes` where listed, else `isLiked`).
+    private func likePin(on momentID: String, in details: MomentsDetails, for userID: String, evidence: Evidence) -> LikePin? {
+        guard let liked = details.moment(withID: momentID) else { return nil }
+        let isLiked = liked.likes.map { likes in likes.contains { $0.id == userID } } ?? liked.isLiked ?? false
+        let avatar = liked.likes?.first { $0.id == userID }?.avatar ?? details.userDetails.avatar
+        return LikePin(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: avatar),
+                       sent: evidence.sent ?? evidence.received, received: evidence.received)
     }
 
     /// Each moment's record (`nil` for an id with none yet), in order.
@@ -288,7 +152,7 @@ extension StoreState {
     /// here. A value that disagrees with a like in flight here contests it, whether or
     /// not the store took the value: the server may have applied the two in either
     /// order, so the register is refetched when that like's chain ends.
-    private func noteShared(_ moment: Moment) -> (settleNow: Bool, contested: [LikeKey]) {
+    func noteShared(_ moment: Moment) -> (settleNow: Bool, contested: [LikeKey]) {
         guard let record = records[moment.id] else { return (false, []) }
         var contested: [LikeKey] = []
         if let likes = moment.likes {
@@ -317,64 +181,5 @@ extension StoreState {
     /// server's next answer for it is written whatever it changes here.
     func noteContestedTimeline(_ userID: String) {
         divergentTimelines.insert(userID)
-    }
-
-    /// Whether `moment` is the moment a like of this store just confirmed, in storage
-    /// shared with other instances: written even when nothing changed here, since
-    /// another instance may have written a different value of the same register.
-    private func confirmsSharedLike(_ moment: Moment, pin: LikePin?) -> Bool {
-        guard !likesAreExclusive, let pin, let record = records[moment.id] else { return false }
-        return record.value.agrees(with: pin)
-    }
-
-    /// Whether `moment` (a server's answer, merged) settles a difference with shared
-    /// storage: the moment was divergent, and this store now holds the server's value.
-    private func agreesWithDivergent(_ moment: Moment) -> Bool {
-        guard !divergentMoments.isEmpty, divergentMoments.contains(moment.id), let record = records[moment.id],
-              record.value == moment.sharedValue(keepingLikes: record.value.likes) else { return false }
-        divergentMoments.remove(moment.id)
-        return true
-    }
-
-    private func pinnedMomentID(_ source: Source) -> String? {
-        if case .server(let momentID) = source { return momentID }
-        return nil
-    }
-
-    /// The change from `oldEntries` (with their records) to `new`'s list, with the
-    /// holders updated, and the kept moments whose `isLiked` changed. Membership (and a
-    /// kept moment's old `isLiked`) is found by marking records, without hashing ids.
-    private func replaced(
-        _ oldEntries: [StoredTimeline.Entry], _ oldMembers: [MomentRecord], with new: TimelineRecord, for userID: String, changed: [String]
-    ) -> (timeline: TimelineChange, isLikedChanged: [String]) {
-        // Stamps: in the old list with `isLiked` nil, false or true; in both lists.
-        markClock &+= 4
-        let inOld = markClock - 3
-        let inBoth = markClock
-        func stamp(_ isLiked: Bool?) -> UInt64 { inOld + (isLiked.map { $0 ? 2 : 1 } ?? 0) }
-        for (entry, record) in zip(oldEntries, oldMembers) { record.mark = stamp(entry.isLiked) }
-        var inserted: [Moment] = []
-        var isLikedChanged: [String] = []
-        for (entry, record) in zip(new.entries, new.members) {
-            if record.mark >= inOld, record.mark < inBoth {
-                if record.mark != stamp(entry.isLiked) { isLikedChanged.append(entry.momentID) }
-                record.mark = inBoth
-            } else {
-                record.holders.insert(userID)
-                inserted.append(view(record, isLiked: entry.isLiked, by: userID))
-            }
-        }
-        var removed: [String] = []
-        for (entry, record) in zip(oldEntries, oldMembers) where record.mark != inBoth {
-            removed.append(entry.momentID)
-            release(entry.momentID, from: userID)
-        }
-        let changedNow = Set(changed)
-        let kept = changed.filter { records[$0]?.mark == inBoth } + isLikedChanged.filter { !changedNow.contains($0) }
-        let timeline = TimelineChange(
-            userID: userID, reason: .replaced, userDetails: new.userDetails, momentIDs: new.entries.map(\.momentID),
-            inserted: inserted, removed: removed, changed: kept
-        )
-        return (timeline, isLikedChanged)
     }
 }
