@@ -8,35 +8,35 @@ extension MomentsStore {
     /// every timeline with subscribers, likes or refreshes in flight.
     func evictIfNeeded(sparing current: String) {
         let evicted = state.evictIfNeeded { userID in
-            userID == current || snapshots.hasSubscribers(userID) || likesInFlight[userID] != nil || refreshesInFlight[userID] != nil
+            userID == current || snapshots.hasSubscribers(userID) || likeBook.inFlightPerUser[userID] != nil || refreshBook.inFlight[userID] != nil
         }
         if instruments.isMeasuring {
             instruments.evicted(evicted.count)
             instruments.timelinesInMemory(state.timelines.count)
         }
-        if !evicted.isEmpty { state.sweepRetired(oldestRequest: requestStarts.values.min()) }
+        if !evicted.isEmpty { state.sweepRetired(oldestRequest: refreshBook.requestStarts.values.min()) }
     }
 
     func beginActivity() {
-        activity += 1
+        activity.count += 1
     }
 
     func beginRequest(at start: StoreInstant) -> Int {
-        requestCount += 1
-        requestStarts[requestCount] = start
-        return requestCount
+        refreshBook.requestCount += 1
+        refreshBook.requestStarts[refreshBook.requestCount] = start
+        return refreshBook.requestCount
     }
 
     func endRequest(_ id: Int) {
-        requestStarts[id] = nil
-        if state.retiredCount > 0 { state.sweepRetired(oldestRequest: requestStarts.values.min()) }
+        refreshBook.requestStarts[id] = nil
+        if state.retiredCount > 0 { state.sweepRetired(oldestRequest: refreshBook.requestStarts.values.min()) }
     }
 
     func endActivity() {
-        activity -= 1
-        guard activity == 0 else { return }
-        let waiters = idleWaiters
-        idleWaiters = []
+        activity.count -= 1
+        guard activity.count == 0 else { return }
+        let waiters = activity.idleWaiters
+        activity.idleWaiters = []
         for waiter in waiters { waiter.resume() }
     }
 

@@ -9,25 +9,25 @@ extension MomentsStore {
 
     /// Has the server settle `userID`'s timeline: a refresh sent after `since`.
     func scheduleConvergence(_ userID: String, since: StoreInstant) {
-        if let current = convergenceNeeded[userID], current >= since {} else { convergenceNeeded[userID] = since }
-        guard convergenceTasks[userID] == nil else { return }
+        if let current = convergence.needed[userID], current >= since {} else { convergence.needed[userID] = since }
+        guard convergence.tasks[userID] == nil else { return }
         beginActivity()
-        convergenceTasks[userID] = Task {
+        convergence.tasks[userID] = Task {
             await self.converge(userID)
             self.endActivity()
         }
     }
 
     private func converge(_ userID: String) async {
-        defer { convergenceTasks[userID] = nil }
-        while let since = convergenceNeeded[userID] {
-            if let inFlight = refreshesInFlight[userID] {
+        defer { convergence.tasks[userID] = nil }
+        while let since = convergence.needed[userID] {
+            if let inFlight = refreshBook.inFlight[userID] {
                 // A refresh sent after `since` (or not sent yet) settles it; an older one does not.
-                if inFlight.map({ $0 > since }) ?? true { convergenceNeeded[userID] = nil }
+                if inFlight.map({ $0 > since }) ?? true { convergence.needed[userID] = nil }
                 _ = try? await refresh(userID: userID)
                 continue
             }
-            convergenceNeeded[userID] = nil
+            convergence.needed[userID] = nil
             log(.info, "refetching to settle answers whose order cannot be known", userID: userID, error: nil)
             do {
                 _ = try await refresh(userID: userID)

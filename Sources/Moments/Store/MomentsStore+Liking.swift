@@ -45,32 +45,32 @@ extension MomentsStore {
         guard try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] else {
             return nil
         }
-        likeCalls += 1
-        let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeCalls)
+        likeBook.calls += 1
+        let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeBook.calls)
         // Shown to the liker alone: other users see it once the server confirms it.
         if state.setIntent(intent, on: momentID) {
             publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
             publishSnapshots(to: [userID])
         }
-        return likeCalls
+        return likeBook.calls
     }
 
     private func performSetLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
         beginActivity()
         defer { endActivity() }
         let key = LikeKey(userID: userID, momentID: momentID)
-        likesInFlight[userID, default: 0] += 1
+        likeBook.inFlightPerUser[userID, default: 0] += 1
         defer {
-            likesInFlight[userID, default: 1] -= 1
-            if likesInFlight[userID] == 0 { likesInFlight[userID] = nil }
+            likeBook.inFlightPerUser[userID, default: 1] -= 1
+            if likeBook.inFlightPerUser[userID] == 0 { likeBook.inFlightPerUser[userID] = nil }
         }
         let generation = try await showIntent(isLiked, momentID: momentID, userID: userID)
 
         let requestID = beginRequest(at: .now)
         defer { endRequest(requestID) }
-        let previous = likeChains[key]
+        let previous = likeBook.chains[key]
         let link = Latch()
-        likeChains[key] = link
+        likeBook.chains[key] = link
         let result: Result<(MomentsAnswer, StoreInstant), any Error>
         // The request runs in the caller's task; the previous call's request must end first.
         await previous?.wait()
@@ -112,15 +112,15 @@ extension MomentsStore {
     /// Ends one like call: its chain link, and its intent unless a later call replaced it
     /// (emitting the confirmed value, or the rollback).
     private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool, answerChangedLikersView: Bool = false) {
-        if likeChains[key] === link { likeChains[key] = nil }
-        if failed, deferredLikers.remove(key) != nil {
+        if likeBook.chains[key] === link { likeBook.chains[key] = nil }
+        if failed, likeBook.deferred.remove(key) != nil {
             // An answer's difference was waiting on this like, which may or may not have
             // reached the server: only the server can settle it.
             scheduleConvergence(key.userID, since: .now)
-        } else if likeChains[key] == nil {
-            deferredLikers.remove(key)
+        } else if likeBook.chains[key] == nil {
+            likeBook.deferred.remove(key)
         }
-        if likeChains[key] == nil, contestedLikers.remove(key) != nil {
+        if likeBook.chains[key] == nil, likeBook.contested.remove(key) != nil {
             debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
             scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
         }

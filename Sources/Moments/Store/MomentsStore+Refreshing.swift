@@ -49,13 +49,13 @@ extension MomentsStore {
     private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         beginActivity()
         defer {
-            refreshesInFlight[userID] = nil
-            if !persistenceFailures.isEmpty { persistenceFailures[userID] = nil }
+            refreshBook.inFlight[userID] = nil
+            if !refreshBook.persistenceFailures.isEmpty { refreshBook.persistenceFailures[userID] = nil }
             endActivity()
         }
         feed.publish(.refreshStarted(userID: userID))
         if !state.touch(userID) {
-            refreshesInFlight[userID] = .some(nil)
+            refreshBook.inFlight[userID] = .some(nil)
             do {
                 _ = try await loadIfNeeded(userID)
             } catch {
@@ -64,7 +64,7 @@ extension MomentsStore {
             }
         }
         let started = StoreInstant.now
-        refreshesInFlight[userID] = started
+        refreshBook.inFlight[userID] = started
         let request = beginRequest(at: started)
         defer { endRequest(request) }
         var last: MomentsDetails?
@@ -82,7 +82,7 @@ extension MomentsStore {
             feed.publish(.refreshFailed(userID: userID, error: error))
             throw error
         }
-        if !persistenceFailures.isEmpty, let failure = persistenceFailures[userID] { throw failure }
+        if !refreshBook.persistenceFailures.isEmpty, let failure = refreshBook.persistenceFailures[userID] { throw failure }
         guard let last else {
             throw MomentsStoreError(code: .noAnswer, userID: userID, momentID: "")
         }
@@ -106,7 +106,7 @@ extension MomentsStore {
                 try await writer.write(applied.batch)
             }
         } catch {
-            persistenceFailures[userID] = error
+            refreshBook.persistenceFailures[userID] = error
         }
     }
 
@@ -128,14 +128,14 @@ extension MomentsStore {
             evidence = .ofUnknownAge(receivedAt: now)
             source = .cache
         }
-        let likeChains = self.likeChains
+        let likeChains = likeBook.chains
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
         if source != .cache, keepsConfirmationIntervals {
             applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence)
         }
-        deferredLikers.formUnion(applied.deferredLikers)
-        contestedLikers.formUnion(applied.contestedLikers)
+        likeBook.deferred.formUnion(applied.deferredLikers)
+        likeBook.contested.formUnion(applied.contestedLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
         return (applied, evidence)
@@ -154,7 +154,7 @@ extension MomentsStore {
     /// Callers arriving while it loads wait until it is applied.
     func loadIfNeeded(_ userID: String) async throws -> Bool {
         if state.touch(userID) { return true }
-        if let running = loading[userID] { return try await running.value }
+        if let running = refreshBook.loading[userID] { return try await running.value }
         let persistence = self.persistence
         let writer = self.writer
         let task = Task { () async throws -> Bool in
@@ -162,8 +162,8 @@ extension MomentsStore {
             let loaded = try await persistence.load(userID: userID)
             return try self.applyLoaded(loaded, for: userID)
         }
-        loading[userID] = task
-        defer { loading[userID] = nil }
+        refreshBook.loading[userID] = task
+        defer { refreshBook.loading[userID] = nil }
         return try await task.value
     }
 

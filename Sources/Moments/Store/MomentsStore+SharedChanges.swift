@@ -75,7 +75,7 @@ extension MomentsStore {
     private func applyShared(_ commit: SharedCommit) -> [String] {
         var unheld: [String] = []
         let tolerance = configuration.clockSkewTolerance
-        let likeChains = self.likeChains
+        let likeChains = likeBook.chains
         // Each moment has the age of its own row, not of the timeline listing it.
         var momentEvidence: [String: Evidence] = [:]
         for committed in commit.moments {
@@ -106,7 +106,7 @@ extension MomentsStore {
         }
         for committed in commit.moments {
             let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
-            var applied = state.applyShared(committed.moment, evidence: evidence) { likeChains[$0] != nil }
+            var applied = state.applyShared(committed.moment, evidence: evidence) { likeBook.chains[$0] != nil }
             if committed.isContested {
                 // Contested: the server settles it, whether or not a record holds it here.
                 if state.noteContested(committed.moment.id) {
@@ -130,7 +130,7 @@ extension MomentsStore {
     /// Schedules what the server must settle: a refetch now, and one when each contested
     /// like's chain ends.
     private func settle(_ applied: StoreState.Applied, holder: String?) {
-        contestedLikers.formUnion(applied.contestedLikers)
+        likeBook.contested.formUnion(applied.contestedLikers)
         if applied.needsConvergence, let holder { scheduleConvergence(holder, since: .now) }
     }
 }

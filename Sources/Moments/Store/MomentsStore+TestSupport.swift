@@ -28,16 +28,16 @@ extension MomentsStore {
 
 
     /// How many `setLike` calls of `userID` have begun and not returned (for tests).
-    package func likeCallsInFlight(for userID: String) -> Int { likesInFlight[userID] ?? 0 }
+    package func likeCallsInFlight(for userID: String) -> Int { likeBook.inFlightPerUser[userID] ?? 0 }
 
     /// Whether nothing is in flight now (no refresh, like, refetch or write), without
     /// waiting (for tests that poll).
-    package var isIdle: Bool { activity == 0 && !writer.isBusy }
+    package var isIdle: Bool { activity.count == 0 && !writer.isBusy }
 
     /// What the store has in flight, for tests and diagnostics.
     package var diagnostics: String {
-        "activity \(activity), refreshes \(refreshesInFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeChains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
-            + "convergence \(convergenceNeeded.keys.sorted()) tasks \(convergenceTasks.keys.sorted()), loading \(loading.keys.sorted()), "
+        "activity \(activity.count), refreshes \(refreshBook.inFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeBook.chains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
+            + "convergence \(convergence.needed.keys.sorted()) tasks \(convergence.tasks.keys.sorted()), refreshBook.loading \(refreshBook.loading.keys.sorted()), "
             + "writer busy \(writer.isBusy), flights \(refreshes.count), retired records \(state.retiredCount)"
     }
 }

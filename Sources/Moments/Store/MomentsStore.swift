@@ -69,29 +69,14 @@ public actor MomentsStore {
     let refreshes = SharedCall<String, MomentsDetails>()
 
     let state: StoreState
-    /// The last call of each (user, moment) chain of likes, opened when its request has
-    /// ended, so likes reach the server in call order.
-    var likeChains: [LikeKey: Latch] = [:]
-    var likesInFlight: [String: Int] = [:]
-    var likeCalls = 0
-    /// Registers whose difference with an answer waits on the liker's like in flight.
-    var deferredLikers: Set<LikeKey> = []
-    /// Registers that another instance changed while this store's like of the same
-    /// register was in flight: the server's order of the two is unknown, so the register
-    /// is refetched once the like's chain ends, whatever its outcome.
-    var contestedLikers: Set<LikeKey> = []
-    /// Users with a refresh in flight: when it was sent (`nil` while reading persistence first).
-    var refreshesInFlight: [String: StoreInstant?] = [:]
-    var persistenceFailures: [String: any Error] = [:]
-    /// Users whose timeline the server must settle, and since when.
-    var convergenceNeeded: [String: StoreInstant] = [:]
-    var convergenceTasks: [String: Task<Void, Never>] = [:]
-    var loading: [String: Task<Bool, any Error>] = [:]
-    var activity = 0
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    /// When each request to the service in flight began, by request.
-    var requestStarts: [Int: StoreInstant] = [:]
-    var requestCount = 0
+    /// Likes in flight (see ``LikeBookkeeping``).
+    var likeBook = LikeBookkeeping()
+    /// Refreshes and requests in flight (see ``RefreshBookkeeping``).
+    var refreshBook = RefreshBookkeeping()
+    /// Timelines the server must settle (see ``ConvergenceBookkeeping``).
+    var convergence = ConvergenceBookkeeping()
+    /// Work in flight, for ``idle()`` (see ``ActivityCount``).
+    var activity = ActivityCount()
 
     // Counted for the test hooks (MomentsStore+TestSupport.swift).
     /// How many events of the change bus the store has applied (for tests that must
@@ -226,12 +211,12 @@ public actor MomentsStore {
     /// persistence write. For orderly shutdown, and for tests.
     public func waitUntilIdle() async {
         while true {
-            if activity > 0 {
-                await withCheckedContinuation { idleWaiters.append($0) }
+            if activity.count > 0 {
+                await withCheckedContinuation { activity.idleWaiters.append($0) }
                 continue
             }
             await writer.idle()
-            if activity == 0, !writer.isBusy { return }
+            if activity.count == 0, !writer.isBusy { return }
         }
     }
 }
