@@ -99,7 +99,9 @@ extension MomentsStore {
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
-            try await instruments.span("moments.persistence.save") {
+            if instruments.isTracing {
+                try await instruments.span("moments.persistence.save") { try await writer.wait(for: ticket) }
+            } else {
                 try await writer.wait(for: ticket)
             }
             return state.displayedTimeline(userID) ?? answer.details

@@ -38,9 +38,7 @@ extension MomentsStore {
     /// A refresh shared with the concurrent refreshes of `userID`.
     private func sharedRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         do {
-            return try await refreshes.run(userID) {
-                try await performRefresh(userID, cachePolicy: cachePolicy)
-            }
+            return try await refreshes.run(userID) { try await performRefresh(userID, cachePolicy: cachePolicy) }
         } catch where Task.isCancelled {
             throw CancellationError()
         }
@@ -102,7 +100,9 @@ extension MomentsStore {
             }
         }
         do {
-            try await instruments.span("moments.persistence.save") {
+            if instruments.isTracing {
+                try await instruments.span("moments.persistence.save") { try await writer.write(applied.batch) }
+            } else {
                 try await writer.write(applied.batch)
             }
         } catch {

@@ -84,7 +84,20 @@ final class PersistenceWriter: Sendable {
     /// - Throws: the persistence's error if that write failed.
     nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
-        if let write = ticket.firstWrite { return try await writeFirst(write) }
+        guard let write = ticket.firstWrite else { return try await waitForTurn(ticket) }
+        // The ticket's batch is written here, and then what was queued meanwhile (its
+        // outcome is the batch's own write's).
+        let outcome = await save(write)
+        let finished = state.withLock { state -> Bool in
+            state.record(outcome, of: write)
+            return state.finishIfNothingQueued()
+        }
+        if !finished { await drain() }
+        try outcome.get()
+    }
+
+    /// Waits until the write holding the ticket's batch ends.
+    private nonisolated(nonsending) func waitForTurn(_ ticket: Ticket) async throws {
         try await withCheckedThrowingContinuation { (continuation: Waiter) in
             let outcome = state.withLock { state -> Result<Void, any Error>? in
                 if let outcome = state.outcomes.removeValue(forKey: ticket.number) { return outcome }
@@ -114,18 +127,6 @@ final class PersistenceWriter: Sendable {
 
     /// Whether a write is queued or running.
     var isBusy: Bool { state.withLock { $0.isWriting } }
-
-    /// Writes `batch` (queued when no write was under way), then whatever was queued
-    /// meanwhile; returns the outcome of `batch`'s own write.
-    private nonisolated(nonsending) func writeFirst(_ batch: PersistenceBatch) async throws {
-        let outcome = await save(batch)
-        let finished = state.withLock { state -> Bool in
-            state.record(outcome, of: batch)
-            return state.finishIfNothingQueued()
-        }
-        if !finished { await drain() }
-        try outcome.get()
-    }
 
     private nonisolated(nonsending) func save(_ batch: PersistenceBatch) async -> Result<Void, any Error> {
         // The clock is read only for a histogram to record into.
