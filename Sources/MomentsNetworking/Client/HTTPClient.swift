@@ -127,7 +127,7 @@ public actor HTTPClient {
     ///
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` or
     ///   ``HTTPClientError/Code-swift.struct/cancelled``.
-    public nonisolated func makeHTTPRequest<R: Request>(for request: R) throws -> HTTPRequest {
+    package nonisolated func makeHTTPRequest<R: Request>(for request: R) throws -> HTTPRequest {
         if Task.isCancelled { throw HTTPClientError.cancelled() }
         do {
             try request.validate()

@@ -40,8 +40,8 @@ public protocol GraphQLOperation: Request {
     /// The variables as the bytes of a JSON object the operation writes itself, or
     /// `nil` (the default) to encode ``variables`` with the client's encoder.
     ///
-    /// An operation sent very often can skip the encoder this way (``JSONObjectWriter``
-    /// writes such an object); the bytes must be the JSON of ``variables``.
+    /// An operation sent very often can skip the encoder this way, writing the object
+    /// by hand; the bytes must be the JSON of ``variables``.
     var encodedVariables: Data? { get }
 
     /// Picks the response value out of the decoded `data`.

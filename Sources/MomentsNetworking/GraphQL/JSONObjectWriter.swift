@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Writes a flat JSON object member by member, without an encoder: for the variables of
 /// an operation sent very often (see ``GraphQLOperation/encodedVariables``).
@@ -12,16 +12,16 @@ public import Foundation
 /// ```
 /// Keys are written as given (they must need no escaping); string values are escaped
 /// as JSON requires (`"`, `\` and control characters).
-public struct JSONObjectWriter: Sendable {
+package struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
     /// An empty object.
-    public init() {
+    package init() {
         bytes.reserveCapacity(64)
     }
 
     /// Adds the member `key` with the string `value`.
-    public mutating func add(_ key: StaticString, _ value: String) {
+    package mutating func add(_ key: StaticString, _ value: String) {
         writeKey(key)
         bytes.append(UInt8(ascii: "\""))
         for unit in value.utf8 {
@@ -41,13 +41,13 @@ public struct JSONObjectWriter: Sendable {
     }
 
     /// Adds the member `key` with the boolean `value`.
-    public mutating func add(_ key: StaticString, _ value: Bool) {
+    package mutating func add(_ key: StaticString, _ value: Bool) {
         writeKey(key)
         append(value ? "true" : "false")
     }
 
     /// The object's bytes, closed.
-    public func finished() -> Data {
+    package func finished() -> Data {
         var data = Data(capacity: bytes.count + 1)
         data.append(contentsOf: bytes)
         data.append(UInt8(ascii: "}"))
