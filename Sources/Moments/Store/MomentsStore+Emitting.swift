@@ -86,7 +86,7 @@ extension MomentsStore {
 
     /// Sends a new snapshot to the subscribers of each of `users`' timelines.
     func publishSnapshots(to users: Set<String>) {
-        guard !users.isEmpty, !snapshots.isEmpty else { return }
+        guard !users.isEmpty else { return }
         for (user, continuations) in snapshots.subscribers(among: users) {
             guard let details = state.displayedTimeline(user) else { continue }
             for continuation in continuations { continuation.yield(details) }

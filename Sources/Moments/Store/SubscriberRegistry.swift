@@ -112,11 +112,6 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         state.withLock { $0.byUser[userID] != nil }
     }
 
-    /// Whether anyone subscribes to any user.
-    var isEmpty: Bool {
-        state.withLock { $0.byUser.isEmpty }
-    }
-
     /// Ends every stream.
     func finishAll() {
         let all = state.withLock { state in
