@@ -66,7 +66,7 @@ extension TraceContext {
     /// Runs `operation` in a span named `name` under the current context (if a tracer
     /// and a context are set; otherwise it runs `operation` alone, at no cost), with the
     /// span's context current inside it; the span records a thrown error and ends.
-    @inlinable package static func span<T>(
+    package static func span<T>(
         _ name: String, kind: SpanKind = .internal, tracer: (any MomentsTracer)?,
         isolation: isolated (any Actor)? = #isolation,
         _ operation: (_ span: (any MomentsSpan)?) async throws -> T
