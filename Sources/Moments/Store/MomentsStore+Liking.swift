@@ -99,6 +99,7 @@ extension MomentsStore {
             if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
+            // Untraced (the common case), the writer is awaited without the span's frame.
             if instruments.isTracing {
                 try await instruments.span("moments.persistence.save") { try await writer.wait(for: ticket) }
             } else {

@@ -100,6 +100,7 @@ extension MomentsStore {
             }
         }
         do {
+            // Untraced (the common case), the writer is awaited without the span's frame.
             if instruments.isTracing {
                 try await instruments.span("moments.persistence.save") { try await writer.write(applied.batch) }
             } else {
