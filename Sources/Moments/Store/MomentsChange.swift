@@ -135,7 +135,8 @@ public struct MomentChange: Sendable, Hashable {
     private let viewers: Viewers
 
     /// Holders' own values, kept without dictionaries when one holder has any (the usual
-    /// change: a timeline's owner, or a liker). Each content has one representation, so
+    /// change: a timeline's owner, or a liker). A holder has either a view (its like is
+    /// in flight) or an `isLiked`, never both, so each content has one representation and
     /// the synthesized equality compares contents.
     private enum Viewers: Sendable, Hashable {
         case none
@@ -149,8 +150,6 @@ public struct MomentChange: Sendable, Hashable {
             viewers = .none
         } else if let viewer {
             viewers = .one(viewer, isLiked: isLiked[viewer], view: views[viewer])
-        } else if isLiked.count == 1, views.count == 1, let only = isLiked.first?.key, views[only] != nil {
-            viewers = .one(only, isLiked: isLiked[only], view: views[only])
         } else {
             viewers = .many(isLiked: isLiked, views: views)
         }

@@ -101,7 +101,7 @@ extension MomentsStore {
             await invalidateCachedTimelines(holding: momentID, liker: userID)
             // Untraced (the common case), the writer is awaited without the span's frame.
             if instruments.isTracing {
-                try await instruments.span("moments.persistence.save") { try await writer.wait(for: ticket) }
+                try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.wait(for: ticket) }
             } else {
                 try await writer.wait(for: ticket)
             }

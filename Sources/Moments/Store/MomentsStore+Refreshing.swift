@@ -102,7 +102,7 @@ extension MomentsStore {
         do {
             // Untraced (the common case), the writer is awaited without the span's frame.
             if instruments.isTracing {
-                try await instruments.span("moments.persistence.save") { try await writer.write(applied.batch) }
+                try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.write(applied.batch) }
             } else {
                 try await writer.write(applied.batch)
             }

@@ -35,12 +35,6 @@ final class StoreInstruments: Sendable {
     /// not a parent anyone can find).
     let isTracing: Bool
 
-    /// Runs `operation` in a span named `name`, if a tracer was given.
-    nonisolated(nonsending) func span<T>(_ name: String, _ operation: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        guard isTracing else { return try await operation() }
-        return try await TraceContext.span(name, tracer: tracer) { _ in try await operation() }
-    }
-
     /// Whether a metrics factory was given (a stored flag: reading an optional
     /// existential copies it, which the store's hot path should not pay for).
     let isMeasuring: Bool
