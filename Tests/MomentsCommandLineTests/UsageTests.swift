@@ -84,11 +84,13 @@ import Testing
         let store = directory.url.appendingPathComponent("new.sqlite").path
         let cache = directory.url.appendingPathComponent("cache").path
         let (status, console) = await run(
-            ["timeline", "--user", "0", "--store", "sqlite:" + store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "2"],
+            // A refused connection fails at once; the long deadline only keeps a loaded
+            // machine from turning it into a timeout.
+            ["timeline", "--user", "0", "--store", "sqlite:" + store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "60"],
             environment: ["MOMENTS_CACHE_DIR": cache]
         )
         #expect(status == 1)
-        #expect(console.problems.first?.contains("cannot reach") == true)
+        #expect(console.problems.first?.contains("cannot reach") == true, "\(console.problems)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
