@@ -32,7 +32,7 @@ enum HTTPBreakdown {
         let session = URLSession(configuration: .default)
         let urlRequest = URLSessionTransport.makeURLRequest(httpRequest)
         _ = try await session.data(for: urlRequest)
-        let raw = Endpoint<Data>.post("/graphql").body(httpRequest.body ?? Data(), contentType: "application/json")
+        let raw = Endpoint<Data>(.post, "/graphql").body(.data(httpRequest.body ?? Data(), contentType: "application/json"))
 
         var rows: [Row] = []
         let operation = GetMomentsByUserID(userID: "0")

@@ -76,7 +76,7 @@ enum ResilienceBenchmark {
     static func requests(_ bff: ReferenceBFF) async throws -> Int {
         struct Stats: Decodable { let requests: Int }
         let control = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
-        return try await control.send(Endpoint<Stats>.get("/__stats")).requests
+        return try await control.send(Endpoint<Stats>(.get, "/__stats")).requests
     }
 
     /// BFF requests per call while the BFF answers 503 to everything (or refuses

@@ -112,7 +112,7 @@ import Testing
         )
         #expect(status == 0, "\(console.problems)")
         struct Stats: Decodable { let lastTraceparent: String? }
-        let stats = try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>.get("/__stats"))
+        let stats = try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
         let sent = stats.lastTraceparent ?? ""
         #expect(sent.hasPrefix("00-\(traceID)-") && !sent.contains("b7ad6b7169203331"), "\(sent)")
         #expect(console.problems.contains { $0.contains("POST") && $0.contains("trace \(traceID)") }, "\(console.problems)")

@@ -104,7 +104,7 @@ import Testing
         let (fetched, _) = await run(["timeline", "--user", "0", "--store", store, "--base-url", bff.baseURL.absoluteString])
         #expect(fetched == 0)
         struct Stats: Decodable { let requests: Int }
-        let stats = Endpoint<Stats>.get("/__stats")
+        let stats = Endpoint<Stats>(.get, "/__stats")
         let client = HTTPClient(baseURL: bff.baseURL)
         let before = try await client.send(stats).requests
 

@@ -14,7 +14,7 @@ import Testing
     }
 
     static func stats(_ bff: ReferenceBFF) async throws -> Stats {
-        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>.get("/__stats"))
+        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
     }
 
     /// A request made under a caller's `traceparent` reaches the server with the same

@@ -25,7 +25,7 @@ import Testing
         configuration.logHandler = LogRecord.standardErrorHandler
         let client = HTTPClient(configuration: configuration)
 
-        let avatar = Task { try await client.send(Endpoint<Data>.get("/avatars/\(segment: id)").group("images")) }
+        let avatar = Task { try await client.send(Endpoint<Data>(.get, "/avatars/\(segment: id)").options { $0.groups.insert("images") }) }
         client.cancelAll(in: "images")
 
         let answer = try await client.response(for: GetMomentsByUserID(userID: "0"))

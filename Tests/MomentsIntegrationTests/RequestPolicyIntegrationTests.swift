@@ -24,7 +24,7 @@ private final class RotatingTokens: TokenProvider {
 /// Retry, authentication and coalescing against the reference BFF's faults.
 @Suite(.serialized) struct RequestPolicyIntegrationTests {
     private func stats(_ bff: ReferenceBFF) async throws -> Stats {
-        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>.get("/__stats"))
+        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
     }
 
     @Test func retriesRideOutInjected503s() async throws {

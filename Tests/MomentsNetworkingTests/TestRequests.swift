@@ -27,7 +27,7 @@ struct CreateUser: Request {
     var body: RequestBody? { .json(user) }
     var headers: HTTPHeaders { ["Accept": "application/vnd.users+json", "X-Trace": "t-1"] }
     var query: [URLQueryItem] { [URLQueryItem(name: "notify", value: "a+b c")] }
-    var timeout: Duration? { .seconds(2) }
+    var options: RequestOptions { RequestOptions(timeout: .seconds(2)) }
 }
 
 struct DownloadAvatar: Request {
@@ -65,5 +65,6 @@ struct UserQuery: GraphQLOperation {
     static let operationName = "user"
     var variables: Variables
     var cachePolicy: CachePolicy?
+    var options: RequestOptions { RequestOptions(allowsRetry: true, isCacheable: true, cachePolicy: cachePolicy) }
     func extract(_ data: ResponseData) -> User { data.user }
 }

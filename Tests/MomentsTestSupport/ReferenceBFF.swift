@@ -23,17 +23,17 @@ public final class ReferenceBFF {
     /// Injects a fault into the next answers (see `Tools/bff/faults.py`).
     public func injectFault(_ fault: [String: any Sendable]) async throws {
         let body = try JSONSerialization.data(withJSONObject: fault)
-        _ = try await control.send(Endpoint<Data>.post("/__faults").body(body, contentType: "application/json"))
+        _ = try await control.send(Endpoint<Data>(.post, "/__faults").body(.data(body, contentType: "application/json")))
     }
 
     /// Clears faults.
     public func clearFaults() async throws {
-        _ = try await control.send(Endpoint<Data>.delete("/__faults"))
+        _ = try await control.send(Endpoint<Data>(.delete, "/__faults"))
     }
 
     /// Restores the initial data and clears faults.
     public func reset() async throws {
-        _ = try await control.send(Endpoint<Data>.post("/__reset"))
+        _ = try await control.send(Endpoint<Data>(.post, "/__reset"))
     }
 
     /// Stops the BFF.

@@ -70,8 +70,8 @@ import Testing
         let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
         let body = Data(#"{"query":"mutation { updateMomentLike(momentID: \"2\", userID: \"0\", isLiked: true) { userDetails { id } } }"}"#.utf8)
         for closing in ["headers", "body", "nothing"] {
-            _ = try await client.send(Endpoint<Data>.get("/close-next").query("after", closing))
-            let answer = try await client.send(Endpoint<Received>.post("/body").body(body, contentType: "application/json"))
+            _ = try await client.send(Endpoint<Data>(.get, "/close-next").query("after", closing))
+            let answer = try await client.send(Endpoint<Received>(.post, "/body").body(.data(body, contentType: "application/json")))
             #expect(answer.declared == body.count && answer.received == body.count, "\(closing)")
             #expect(answer.body.map { Data($0.utf8) } == body, "\(closing)")
         }

@@ -41,7 +41,7 @@ import Testing
         let server = try await RawServer.start()
         defer { server.stop() }
         let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
-        let endpoint = Endpoint<Data>.get("/status").query("code", "404").query("gzip", gzip ? "1" : "0")
+        let endpoint = Endpoint<Data>(.get, "/status").query("code", "404").query("gzip", gzip ? "1" : "0")
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(endpoint) }
         #expect(error?.code == .serverError)
         let description = error.map(String.init(describing:)) ?? ""

@@ -134,11 +134,11 @@ import Testing
         let client = HTTPClient(baseURL: server.url(""), transport: try kind.make())
         switch kind {
         case .curl:
-            let echo = try await client.send(Endpoint<AnyName>.get("/json"))
+            let echo = try await client.send(Endpoint<AnyName>(.get, "/json"))
             #expect(echo.name == "Ada")
         case .urlSession:
             // FoundationNetworking cannot reach IPv6 literals; the transport says so up front.
-            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<AnyName>.get("/json")) }
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<AnyName>(.get, "/json")) }
             #expect(error?.code == .invalidRequest)
             #expect(error?.description.contains("IPv6 literal address [::1]") == true, "\(String(describing: error))")
         }

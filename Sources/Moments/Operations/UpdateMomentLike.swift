@@ -47,8 +47,8 @@ public struct UpdateMomentLike: GraphQLOperation {
     public var variables: Variables
 
     /// The BFF makes this mutation idempotent (liking twice changes nothing), so it may
-    /// be retried.
-    public var allowsRetry: Bool { true }
+    /// be retried; it is never cached.
+    public var options: RequestOptions { RequestOptions(allowsRetry: true) }
 
     /// `userID` likes (`isLiked`) or unlikes moment `momentID`.
     public init(isLiked: Bool, momentID: String, userID: String) {

@@ -29,12 +29,12 @@ public struct CachedResponse: Sendable, Hashable, Codable {
     }
 
     /// Whether it is still fresh at `date`.
-    public func isFresh(at date: Date = Date()) -> Bool { date < expiresAt }
+    package func isFresh(at date: Date = Date()) -> Bool { date < expiresAt }
 
     /// Its age at `date`.
-    public func age(at date: Date = Date()) -> TimeInterval { date.timeIntervalSince(storedAt) }
+    package func age(at date: Date = Date()) -> TimeInterval { date.timeIntervalSince(storedAt) }
 
     /// The bytes it costs to keep.
-    public var cost: Int { body.count + headers.reduce(64) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
+    package var cost: Int { body.count + headers.reduce(64) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
 }
 

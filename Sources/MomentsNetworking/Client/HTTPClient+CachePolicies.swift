@@ -78,12 +78,12 @@ extension HTTPClient {
     /// ``responses(for:)``).
     ///
     /// - Throws: ``HTTPClientError``.
-    public nonisolated func answers<R: Request>(
+    package nonisolated func answers<R: Request>(
         for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
     ) async throws {
         let started = ContinuousClock.now
         let httpRequest = try makeHTTPRequest(for: request)
-        let policy = request.cachePolicy ?? configuration.cachePolicy
+        let policy = request.options.cachePolicy ?? configuration.cachePolicy
         guard policy == .localThenRemote else {
             return try await deliver(resolve(request, httpRequest, policy: policy, started: started))
         }
@@ -124,10 +124,10 @@ extension HTTPClient {
         for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
     ) async throws -> CacheSlot? {
         // A streamed body (a file) is never cached: its key would have to read it all.
-        guard request.isCacheable, configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
+        guard request.options.isCacheable(for: request.method), configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
         var headers = httpRequest.headers
         do {
-            for middleware in configuration.middlewares + request.middlewares {
+            for middleware in configuration.middlewares + request.options.middlewares {
                 if let authentication = middleware as? AuthenticationMiddleware {
                     let credential = try await authentication.nextCredential()
                     headers[credential.name] = credential.value

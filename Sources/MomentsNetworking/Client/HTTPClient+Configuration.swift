@@ -65,7 +65,7 @@ extension HTTPClient {
         /// back; `nil` never stops. The default is ``CircuitBreakerPolicy/init(failureRatio:minimumCalls:window:openDuration:maximumOpenDuration:probes:failureStatusCodes:)``:
         /// open when half of at least 10 calls in 10 seconds failed, probe after 2 seconds.
         public var circuitBreaker: CircuitBreakerPolicy? = CircuitBreakerPolicy()
-        /// When a slow read whose ``Request/hedges`` is true is sent a second time; `nil`
+        /// When a slow read whose ``RequestOptions/hedges`` is true is sent a second time; `nil`
         /// never hedges. The default is ``HedgingPolicy/init(delay:)``: after the 95th
         /// percentile of recent latency.
         public var hedging: HedgingPolicy? = HedgingPolicy()
@@ -109,7 +109,7 @@ extension HTTPClient {
         public var maximumStaleness: Duration = .seconds(86_400)
         /// The clock that dates cached answers and judges their freshness: replace it in
         /// tests to let time pass without waiting. The default is `Date()`.
-        public var now: @Sendable () -> Date = { Date() }
+        package var now: @Sendable () -> Date = { Date() }
         /// The failure statuses after which `.remoteThenLocal` serves the cached answer:
         /// answers saying the server could not answer now, as HTTP caches serve a stale
         /// answer on error (RFC 5861). Never an answer about the caller or the resource
@@ -149,7 +149,7 @@ extension HTTPClient {
         /// ```swift
         /// let configuration = HTTPClient.Configuration(baseURL: url) { $0.timeout = .seconds(5) }
         /// ```
-        public init(baseURL: URL, configure: (inout Configuration) -> Void) {
+        package init(baseURL: URL, configure: (inout Configuration) -> Void) {
             self.init(baseURL: baseURL)
             configure(&self)
         }

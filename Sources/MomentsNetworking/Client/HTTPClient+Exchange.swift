@@ -51,20 +51,20 @@ extension HTTPClient {
         var exchange: Exchange?
         let sent = SentRequests(keepsIdentity: key != nil)
         do {
-            let context = RequestContext(requestType: R.self, allowsRetry: request.allowsRetry, priority: request.priority)
-            let middlewares = request.middlewares
+            let context = RequestContext(requestType: R.self, allowsRetry: request.options.allowsRetry(for: request.method), priority: request.options.priority)
+            let middlewares = request.options.middlewares
             // A file upload or download is never shared: each caller has its own file.
-            let coalesces = request.isCacheable && configuration.coalescesRequests
+            let coalesces = request.options.isCacheable(for: request.method) && configuration.coalescesRequests
                 && httpRequest.streamedBody == nil && httpRequest.destination == nil
-            let result = try await tracked(latestWinsKey: request.latestWinsKey, groups: request.groups) {
+            let result = try await tracked(latestWinsKey: request.options.latestWinsKey, groups: request.options.groups) {
                 try await self.exchangeWithRetry(
-                    httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces, hedges: request.hedges
+                    httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces, hedges: request.options.hedges
                 )
             }
             exchange = result
             let value = try decode(result.response, for: request, sentAs: httpRequest)
             if let key, let cache = configuration.cache, sent.lastIdentity == key.identity {
-                await cache.store(CachedResponse(result.response, storedAt: configuration.now(), timeToLive: request.cacheTTL ?? configuration.cacheTTL), for: key.key)
+                await cache.store(CachedResponse(result.response, storedAt: configuration.now(), timeToLive: request.options.cacheTTL ?? configuration.cacheTTL), for: key.key)
             }
             if recorder.isActive {
                 recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: result.response,

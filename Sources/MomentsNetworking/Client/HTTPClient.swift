@@ -88,7 +88,7 @@ public actor HTTPClient {
     public nonisolated func response<R: Request>(for request: R) async throws -> DecodedResponse<R.Response> {
         let started = ContinuousClock.now
         let httpRequest = try makeHTTPRequest(for: request)
-        return try await resolve(request, httpRequest, policy: request.cachePolicy ?? configuration.cachePolicy, started: started)
+        return try await resolve(request, httpRequest, policy: request.options.cachePolicy ?? configuration.cachePolicy, started: started)
     }
 
     /// Cancels every request of this client in flight; each fails with
@@ -106,7 +106,7 @@ public actor HTTPClient {
     }
 
     /// Cancels the requests of this client in flight that belong to `group` (see
-    /// ``Request/groups``); the others go on. Each cancelled one fails with
+    /// ``RequestOptions/groups``); the others go on. Each cancelled one fails with
     /// ``HTTPClientError/Code-swift.struct/cancelled``.
     public nonisolated func cancelAll(in group: String) {
         inFlight.cancelAll(in: group)
@@ -134,7 +134,7 @@ public actor HTTPClient {
         } catch {
             throw HTTPClientError.invalidRequest("\(R.self) is invalid: \(error)", underlyingError: error)
         }
-        if R.Response.self == URL.self, request.downloadDestination == nil {
+        if R.Response.self == URL.self, request.options.downloadDestination == nil {
             throw HTTPClientError.invalidRequest("\(R.self) answers with a file but names no downloadDestination")
         }
         let url = try makeURL(path: request.path, query: request.query)
@@ -159,9 +159,9 @@ public actor HTTPClient {
             headers: headers.merging(request.headers),
             body: bodyData,
             streamedBody: streamedBody,
-            timeout: request.timeout ?? configuration.timeout,
+            timeout: request.options.timeout ?? configuration.timeout,
             maximumResponseSize: configuration.maximumResponseSize,
-            destination: request.downloadDestination
+            destination: request.options.downloadDestination
         )
     }
 

@@ -12,7 +12,7 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     public let bodyExcerpt: String
 
     /// A failure to decode `typeName` at `codingPath`, as `detail` says, with the body's first bytes.
-    public init(typeName: String, codingPath: String, detail: String, bodyExcerpt: String) {
+    package init(typeName: String, codingPath: String, detail: String, bodyExcerpt: String) {
         self.typeName = typeName
         self.codingPath = codingPath
         self.detail = detail
@@ -39,7 +39,7 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Renders a coding path as `a.b[3].c`.
-    public static func render(_ path: [any CodingKey]) -> String {
+    package static func render(_ path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
             if let index = key.intValue {

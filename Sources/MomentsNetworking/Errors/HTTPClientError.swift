@@ -169,7 +169,7 @@ extension HTTPClientError {
     }
 
     /// The request was rejected before anything was sent.
-    public static func invalidRequest(_ reason: String, underlyingError: (any Error)? = nil) -> HTTPClientError {
+    package static func invalidRequest(_ reason: String, underlyingError: (any Error)? = nil) -> HTTPClientError {
         HTTPClientError(code: .invalidRequest, reason: reason, underlyingError: underlyingError)
     }
 
@@ -214,12 +214,12 @@ extension HTTPClientError {
     }
 
     /// A middleware threw `error`.
-    public static func middlewareFailure(_ middleware: String, error: any Error) -> HTTPClientError {
+    package static func middlewareFailure(_ middleware: String, error: any Error) -> HTTPClientError {
         HTTPClientError(code: .middlewareFailure, reason: "the middleware \(middleware) failed: \(error)", underlyingError: error)
     }
 
     /// Authentication failed; `reason` must not contain the token.
-    public static func authenticationFailure(_ reason: String, error: (any Error)? = nil) -> HTTPClientError {
+    package static func authenticationFailure(_ reason: String, error: (any Error)? = nil) -> HTTPClientError {
         HTTPClientError(code: .authenticationFailure, reason: reason, underlyingError: error)
     }
 
@@ -248,12 +248,12 @@ extension HTTPClientError {
     }
 
     /// The cache held no usable answer and the policy forbade the network.
-    public static func cacheMiss(_ reason: String) -> HTTPClientError {
+    package static func cacheMiss(_ reason: String) -> HTTPClientError {
         HTTPClientError(code: .cacheMiss, reason: reason)
     }
 
     /// A redirect could not be followed; `chain` is every URL visited, in order.
-    public static func redirectFailure(_ reason: String, chain: [URL]) -> HTTPClientError {
+    package static func redirectFailure(_ reason: String, chain: [URL]) -> HTTPClientError {
         let path = chain.map { redactedURL($0) }.joined(separator: " → ")
         return HTTPClientError(code: .redirectFailure, reason: "\(reason) (\(path))")
     }

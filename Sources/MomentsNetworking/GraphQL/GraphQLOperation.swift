@@ -49,13 +49,13 @@ public protocol GraphQLOperation: Request {
 }
 
 /// The body of a GraphQL request.
-public struct GraphQLRequestBody<Variables: Encodable & Sendable>: Encodable, Sendable {
+package struct GraphQLRequestBody<Variables: Encodable & Sendable>: Encodable, Sendable {
     /// The document.
-    public let query: String
+    package let query: String
     /// The operation to run from it.
-    public let operationName: String
+    package let operationName: String
     /// The operation's variables.
-    public let variables: Variables
+    package let variables: Variables
 }
 
 extension GraphQLOperation {
@@ -63,10 +63,10 @@ extension GraphQLOperation {
     public static var isMutation: Bool { false }
     /// The default is `/graphql`.
     public var path: String { "/graphql" }
-    /// Queries are cacheable by their body; mutations never are.
-    public var isCacheable: Bool { !Self.isMutation }
-    /// Queries may be retried; a mutation opts in if the server makes it idempotent.
-    public var allowsRetry: Bool { !Self.isMutation }
+    /// Queries are cacheable by their body and may be retried; mutations are never
+    /// cached, and are retried only if they opt in (a server that makes them
+    /// idempotent).
+    public var options: RequestOptions { RequestOptions(allowsRetry: !Self.isMutation, isCacheable: !Self.isMutation) }
     /// Always `POST`.
     public var method: HTTPMethod { .post }
     /// The default is `nil`: the variables are encoded with the client's encoder.

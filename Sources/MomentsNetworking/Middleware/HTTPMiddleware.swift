@@ -65,7 +65,7 @@ public struct RequestContext: Sendable {
     public let priority: RequestPriority
 
     /// The context of attempt `attempt` of the request named `requestName`.
-    public init(requestName: String, attempt: Int = 1, allowsRetry: Bool = false, priority: RequestPriority = .normal) {
+    package init(requestName: String, attempt: Int = 1, allowsRetry: Bool = false, priority: RequestPriority = .normal) {
         self.init(name: .text(requestName), attempt: attempt, allowsRetry: allowsRetry, priority: priority)
     }
 

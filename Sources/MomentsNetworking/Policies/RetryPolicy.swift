@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Retries transport failures and the statuses in ``retryableStatusCodes``, with
 /// exponential backoff and jitter, honouring `Retry-After` (seconds or an HTTP date).
-/// Only requests whose ``Request/allowsRetry`` is true are retried: idempotent methods
+/// Only requests whose ``RequestOptions/allowsRetry`` is true are retried: idempotent methods
 /// and GraphQL queries by default. Cancellation stops a pending retry at once.
 ///
 /// For example:

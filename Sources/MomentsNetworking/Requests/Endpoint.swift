@@ -8,10 +8,10 @@ public import Foundation
 /// For example:
 /// ```swift
 /// let user = try await client.send(
-///     Endpoint<User>.get("/users/\(segment: id)")
+///     Endpoint<User>(.get, "/users/\(segment: id)")
 ///         .header("Accept-Language", "en")
 ///         .query("fields", "name,avatar")
-///         .timeout(.seconds(5))
+///         .options { $0.timeout = .seconds(5) }
 /// )
 /// ```
 public struct Endpoint<Response: Sendable>: Request {
@@ -25,22 +25,9 @@ public struct Endpoint<Response: Sendable>: Request {
     public var headers: HTTPHeaders = [:]
     /// The body. The default is none.
     public var body: RequestBody?
-    /// The deadline; `nil` uses the client's.
-    public var timeout: Duration?
-    /// Middlewares for this request only. The default is none.
-    public var middlewares: [any HTTPMiddleware] = []
-    /// Who goes first at the concurrency limit. The default is `.normal`.
-    public var priority: RequestPriority = .normal
-    /// The cache policy; `nil` uses the client's.
-    public var cachePolicy: CachePolicy?
-    /// How long a cached answer stays fresh; `nil` uses the client's.
-    public var cacheTTL: Duration?
-    /// A request sent with the same key cancels this one. The default is none.
-    public var latestWinsKey: String?
-    /// The groups for ``HTTPClient/cancelAll(in:)``. The default is none.
-    public var groups: Set<String> = []
-    private var retryOverride: Bool?
-    private var cacheableOverride: Bool?
+    /// How the client treats it (deadline, retries, caching, priority, groups, its own
+    /// middlewares, a download's file). The default changes nothing.
+    public var options = RequestOptions()
     private let decode: @Sendable (HTTPResponse, JSONDecoder) throws -> Response
 
     /// Creates a request with a custom decoding of the answer.
@@ -58,11 +45,6 @@ public struct Endpoint<Response: Sendable>: Request {
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
         try decode(response, decoder)
     }
-
-    /// The method's idempotency, unless set with ``retryable(_:)``.
-    public var allowsRetry: Bool { retryOverride ?? method.isIdempotent }
-    /// `GET` only, unless set with ``cacheable(_:)``.
-    public var isCacheable: Bool { cacheableOverride ?? (method == .get) }
 
     // MARK: Modifiers
 
@@ -87,13 +69,6 @@ public struct Endpoint<Response: Sendable>: Request {
         return copy
     }
 
-    /// Returns this request with raw bytes as its body.
-    public func body(_ data: Data, contentType: String?) -> Self {
-        var copy = self
-        copy.body = .data(data, contentType: contentType)
-        return copy
-    }
-
     /// Returns this request with `body` (for example ``RequestBody/formURLEncoded(_:)``).
     public func body(_ body: RequestBody) -> Self {
         var copy = self
@@ -101,60 +76,11 @@ public struct Endpoint<Response: Sendable>: Request {
         return copy
     }
 
-    /// Returns this request with its own deadline.
-    public func timeout(_ timeout: Duration) -> Self {
+    /// Returns this request with its options changed by `change`, for example
+    /// `.options { $0.timeout = .seconds(5) }`.
+    public func options(_ change: (inout RequestOptions) -> Void) -> Self {
         var copy = self
-        copy.timeout = timeout
-        return copy
-    }
-
-    /// Returns this request with a middleware of its own appended.
-    public func middleware(_ middleware: any HTTPMiddleware) -> Self {
-        var copy = self
-        copy.middlewares.append(middleware)
-        return copy
-    }
-
-    /// Returns this request with a priority.
-    public func priority(_ priority: RequestPriority) -> Self {
-        var copy = self
-        copy.priority = priority
-        return copy
-    }
-
-    /// Returns this request allowed (or not) to be retried, whatever its method.
-    public func retryable(_ allowsRetry: Bool = true) -> Self {
-        var copy = self
-        copy.retryOverride = allowsRetry
-        return copy
-    }
-
-    /// Returns this request with its own cache policy and, optionally, time to live.
-    public func cachePolicy(_ policy: CachePolicy, ttl: Duration? = nil) -> Self {
-        var copy = self
-        copy.cachePolicy = policy
-        if let ttl { copy.cacheTTL = ttl }
-        return copy
-    }
-
-    /// Returns this request marked cacheable (or not), whatever its method.
-    public func cacheable(_ isCacheable: Bool = true) -> Self {
-        var copy = self
-        copy.cacheableOverride = isCacheable
-        return copy
-    }
-
-    /// Returns this request in `group` too, for ``HTTPClient/cancelAll(in:)``.
-    public func group(_ group: String) -> Self {
-        var copy = self
-        copy.groups.insert(group)
-        return copy
-    }
-
-    /// Returns this request cancelling any in-flight request of the same key (latest wins).
-    public func latestWins(_ key: String) -> Self {
-        var copy = self
-        copy.latestWinsKey = key
+        change(&copy.options)
         return copy
     }
 }
@@ -166,17 +92,6 @@ extension Endpoint where Response: Decodable {
             try decoder.decode(Response.self, from: response.body)
         }
     }
-
-    /// An endpoint of this method at `path`.
-    public static func get(_ path: String) -> Self { Self(.get, path) }
-    /// An endpoint of this method at `path`.
-    public static func post(_ path: String) -> Self { Self(.post, path) }
-    /// An endpoint of this method at `path`.
-    public static func put(_ path: String) -> Self { Self(.put, path) }
-    /// An endpoint of this method at `path`.
-    public static func patch(_ path: String) -> Self { Self(.patch, path) }
-    /// An endpoint of this method at `path`.
-    public static func delete(_ path: String) -> Self { Self(.delete, path) }
 }
 
 extension Endpoint where Response == Data {
@@ -184,17 +99,6 @@ extension Endpoint where Response == Data {
     public init(_ method: HTTPMethod, _ path: String) {
         self.init(method, path) { response, _ in response.body }
     }
-
-    /// An endpoint of this method at `path`.
-    public static func get(_ path: String) -> Self { Self(.get, path) }
-    /// An endpoint of this method at `path`.
-    public static func post(_ path: String) -> Self { Self(.post, path) }
-    /// An endpoint of this method at `path`.
-    public static func put(_ path: String) -> Self { Self(.put, path) }
-    /// An endpoint of this method at `path`.
-    public static func patch(_ path: String) -> Self { Self(.patch, path) }
-    /// An endpoint of this method at `path`.
-    public static func delete(_ path: String) -> Self { Self(.delete, path) }
 }
 
 extension Endpoint where Response == Void {
@@ -202,17 +106,4 @@ extension Endpoint where Response == Void {
     public init(_ method: HTTPMethod, _ path: String) {
         self.init(method, path) { _, _ in }
     }
-
-    /// An endpoint of this method at `path`.
-    public static func get(_ path: String) -> Self { Self(.get, path) }
-    /// An endpoint of this method at `path`.
-    public static func post(_ path: String) -> Self { Self(.post, path) }
-    /// An endpoint of this method at `path`.
-    public static func put(_ path: String) -> Self { Self(.put, path) }
-    /// An endpoint of this method at `path`.
-    public static func patch(_ path: String) -> Self { Self(.patch, path) }
-    /// An endpoint of this method at `path`.
-    public static func delete(_ path: String) -> Self { Self(.delete, path) }
-    /// An endpoint of this method at `path`.
-    public static func head(_ path: String) -> Self { Self(.head, path) }
 }

@@ -74,7 +74,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// Returns these headers with `other`'s fields replacing any of the same name.
-    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+    package func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         guard !other.isEmpty else { return self }
         var merged = self
         merged.fields.removeAll { field in other.contains(field.name) }
@@ -106,7 +106,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// Whether a field of this name may carry a credential and must never be logged.
-    public static func isSensitive(_ name: String) -> Bool {
+    package static func isSensitive(_ name: String) -> Bool {
         let lowered = name.lowercased()
         if lowered == "authorization" || lowered == "proxy-authorization" { return true }
         let bytes = Array(lowered.utf8)

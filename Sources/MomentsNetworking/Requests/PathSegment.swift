@@ -19,7 +19,7 @@ public enum PathSegment {
     }()
 
     /// Returns `value` percent-encoded so that it is exactly one path segment.
-    public static func encode(_ value: String) -> String {
+    package static func encode(_ value: String) -> String {
         if value == "." { return "%2E" }
         if value == ".." { return "%2E%2E" }
         var encoded = ""

@@ -35,12 +35,10 @@ public protocol Request: Sendable {
     var headers: HTTPHeaders { get }
     /// The body. The default is none.
     var body: RequestBody? { get }
-    /// The deadline for this request; `nil` uses the client's. The default is `nil`.
-    var timeout: Duration? { get }
-    /// A file to write the answer's body into as it arrives, instead of memory (a large
-    /// download); the client's size limit and the deadline still apply. A request whose
-    /// `Response` is `URL` decodes to this file. The default is `nil`.
-    var downloadDestination: URL? { get }
+    /// How the client treats the request: deadline, retries, hedging, caching,
+    /// priority, cancellation groups, its own middlewares, a download's file. The
+    /// default, `RequestOptions()`, changes nothing.
+    var options: RequestOptions { get }
 
     /// Rejects a request whose parameters are invalid, before anything is sent.
     /// The default accepts every request.
@@ -62,34 +60,6 @@ public protocol Request: Sendable {
     /// `{"ok": false, "error": …}`), or `nil` to decode it. The default returns `nil`.
     /// An error returned here is thrown as it is and the answer is not cached.
     func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
-
-    // MARK: Policies
-
-    /// Middlewares for this request only, run after the client's. The default is none.
-    var middlewares: [any HTTPMiddleware] { get }
-    /// Who goes first when the client's concurrency limit is reached. The default is `.normal`.
-    var priority: RequestPriority { get }
-    /// Whether the request may be retried. The default is the method's idempotency;
-    /// a request that is safe to repeat opts in by returning `true`.
-    var allowsRetry: Bool { get }
-    /// Whether a slow attempt may be sent a second time, the first good answer winning
-    /// (see ``HedgingPolicy``); only ever for a request that ``allowsRetry``. The
-    /// default is `false`.
-    var hedges: Bool { get }
-    /// Whether successful answers may be cached and identical requests in flight
-    /// shared. The default is `true` for `GET` only.
-    var isCacheable: Bool { get }
-    /// The cache policy for this request; `nil` uses the client's. The default is `nil`.
-    var cachePolicy: CachePolicy? { get }
-    /// How long a cached answer stays fresh; `nil` uses the client's. The default is `nil`.
-    var cacheTTL: Duration? { get }
-    /// A request sent with the same key while this one is in flight cancels this one
-    /// (latest wins). The default is `nil`: no such key.
-    var latestWinsKey: String? { get }
-    /// The groups this request belongs to, for ``HTTPClient/cancelAll(in:)`` (for example
-    /// `["images"]`, to cancel every image download and keep the rest). The default is
-    /// none.
-    var groups: Set<String> { get }
 }
 
 extension Request {
@@ -101,34 +71,14 @@ extension Request {
     public var headers: HTTPHeaders { [:] }
     /// The default is none.
     public var body: RequestBody? { nil }
-    /// The default is `nil`: the client's.
-    public var timeout: Duration? { nil }
-    /// The default is `nil`: the body is kept in memory.
-    public var downloadDestination: URL? { nil }
+    /// The default changes nothing.
+    public var options: RequestOptions { RequestOptions() }
     /// The default accepts every request.
     public func validate() throws {}
     /// The default is `nil`: a server error.
     public func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
     /// The default is `nil`: decode the answer.
     public func failure(forAccepted response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError? { nil }
-    /// The default is none.
-    public var middlewares: [any HTTPMiddleware] { [] }
-    /// The default is `.normal`.
-    public var priority: RequestPriority { .normal }
-    /// The default is the method's idempotency.
-    public var allowsRetry: Bool { method.isIdempotent }
-    /// Not hedged.
-    public var hedges: Bool { false }
-    /// The default is `true` for `GET` only.
-    public var isCacheable: Bool { method == .get }
-    /// The default is `nil`: the client's.
-    public var cachePolicy: CachePolicy? { nil }
-    /// The default is `nil`: the client's.
-    public var cacheTTL: Duration? { nil }
-    /// The default is `nil`: no such key.
-    public var latestWinsKey: String? { nil }
-    /// The default is none.
-    public var groups: Set<String> { [] }
 }
 
 extension Request where Response: Decodable {
@@ -146,10 +96,10 @@ extension Request where Response == Data {
 }
 
 extension Request where Response == URL {
-    /// The file the body was written to (``downloadDestination``).
+    /// The file the body was written to (``RequestOptions/downloadDestination``).
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> URL {
         guard let file = response.bodyFile else {
-            throw ValidationError("the answer was not written to a file: the request names no downloadDestination")
+            throw ValidationError("the answer was not written to a file: the transport did not write the download")
         }
         return file
     }

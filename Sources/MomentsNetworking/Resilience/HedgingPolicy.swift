@@ -1,7 +1,7 @@
 /// When a slow read is sent a second time, so one stalled server does not set the
 /// caller's tail latency (Dean and Barroso, "The Tail at Scale").
 ///
-/// A request whose ``Request/hedges`` is true, and that may be retried (idempotent:
+/// A request whose ``RequestOptions/hedges`` is true, and that may be retried (idempotent:
 /// never a mutation), gets one more attempt if its first has not answered after
 /// ``delay``: the first good answer wins and the other attempt is cancelled. Each hedged
 /// attempt draws on the ``RetryBudget``, so hedging never adds more than the budget

@@ -41,8 +41,9 @@ public struct FileDownload: Request {
         self.groups = groups
     }
 
-    /// The ``destination``.
-    public var downloadDestination: URL? { destination }
-    /// Never: a download is not kept in the response cache.
-    public var isCacheable: Bool { false }
+    /// Written to ``destination``, never kept in the response cache, with the
+    /// download's ``timeout`` and ``groups``.
+    public var options: RequestOptions {
+        RequestOptions(timeout: timeout, isCacheable: false, groups: groups, downloadDestination: destination)
+    }
 }

@@ -31,28 +31,28 @@ public struct TransferProgress: Sendable, Hashable {
 /// A transport reads ``current`` when it starts sending a request and, if there is one,
 /// reports what it sends and receives; ``URLSessionTransport`` and `CurlTransport` do.
 /// The stream keeps only the newest progress for a slow reader.
-public final class TransferProgressReporter: Sendable {
+package final class TransferProgressReporter: Sendable {
     /// The reporter of the transfer the calling task performs, if it reports progress.
-    @TaskLocal public static var current: TransferProgressReporter?
+    @TaskLocal package static var current: TransferProgressReporter?
 
     private let state = PThreadMutex(TransferProgress())
     private let continuation: AsyncStream<TransferProgress>.Continuation
     /// The progress, newest first for a slow reader; it ends with the transfer.
-    public let updates: AsyncStream<TransferProgress>
+    package let updates: AsyncStream<TransferProgress>
 
     /// A reporter whose ``updates`` nobody reads yet.
-    public init() {
+    package init() {
         (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// A new attempt begins: `expectedToSend` body bytes (nil when unknown), none sent
     /// or received yet.
-    public func begin(expectedToSend: Int64?) {
+    package func begin(expectedToSend: Int64?) {
         publish { $0 = TransferProgress(expectedToSend: expectedToSend) }
     }
 
     /// `count` body bytes have been sent in all (of `expected`, if it is known now).
-    public func sent(_ count: Int64, of expected: Int64? = nil) {
+    package func sent(_ count: Int64, of expected: Int64? = nil) {
         publish { progress in
             progress.sent = count
             if let expected { progress.expectedToSend = expected }
@@ -60,7 +60,7 @@ public final class TransferProgressReporter: Sendable {
     }
 
     /// `count` body bytes have been received in all (of `expected`, if announced).
-    public func received(_ count: Int64, of expected: Int64?) {
+    package func received(_ count: Int64, of expected: Int64?) {
         publish { progress in
             progress.received = count
             progress.expectedToReceive = expected
@@ -68,10 +68,10 @@ public final class TransferProgressReporter: Sendable {
     }
 
     /// The newest progress.
-    public var progress: TransferProgress { state.withLock { $0 } }
+    package var progress: TransferProgress { state.withLock { $0 } }
 
     /// Ends ``updates``: the transfer is over.
-    public func finish() {
+    package func finish() {
         continuation.finish()
     }
 

@@ -21,8 +21,9 @@
 /// - **Downloads.** With ``HTTPRequest/destination``, write the body into that file as it
 ///   arrives (created 0600), answer with ``HTTPResponse/bodyFile`` and an empty body, and
 ///   remove the file when the exchange fails.
-/// - **Progress.** If ``TransferProgressReporter/current`` is set when sending starts
-///   (a task-local), report the bytes sent and received to it.
+/// - **Progress** (optional). ``URLSessionTransport`` and `CurlTransport` report the bytes
+///   sent and received of a ``HTTPClient/transfer(_:)``; a transport of your own need
+///   not, and its transfers then report no progress before their answer.
 /// - **Cancellation.** End promptly when the calling task is cancelled, with
 ///   ``HTTPClientError/Code-swift.struct/cancelled``, and leave nothing in flight.
 /// - **Failures are typed.** Every failure is an ``HTTPClientError``

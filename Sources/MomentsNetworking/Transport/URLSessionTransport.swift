@@ -63,10 +63,10 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// The requests this transport has on the network now (for diagnostics and leak checks).
-    public var requestsInFlight: Int { delegate.exchangesInFlight }
+    package var requestsInFlight: Int { delegate.exchangesInFlight }
 
     /// Deadlines still armed (for diagnostics and leak checks).
-    public var pendingDeadlines: Int { deadlines.pendingCount }
+    package var pendingDeadlines: Int { deadlines.pendingCount }
 
     /// Sends `request` and returns the answer (see ``HTTPTransport``).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -50,9 +50,9 @@ final class TestClock: Sendable {
         let transport = numbered()
         let client = client(transport)
 
-        #expect(try await client.send(Endpoint<User>.get("/u")).id == 1)
-        #expect(try await client.send(Endpoint<User>.get("/u")).id == 2)
-        let cached = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.local))
+        #expect(try await client.send(Endpoint<User>(.get, "/u")).id == 1)
+        #expect(try await client.send(Endpoint<User>(.get, "/u")).id == 2)
+        let cached = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local })
         #expect(cached.value.id == 2)
         #expect(cached.isFromCache)
         #expect(transport.calls == 2)
@@ -62,7 +62,7 @@ final class TestClock: Sendable {
         let transport = numbered()
         let client = client(transport)
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }) }
 
         #expect(error?.code == .cacheMiss)
         #expect(transport.calls == 0)
@@ -71,10 +71,10 @@ final class TestClock: Sendable {
     @Test func localTreatsAnExpiredEntryAsAMiss() async throws {
         let transport = numbered()
         let client = client(transport, ttl: .milliseconds(50))
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
         clock.advance(.milliseconds(80))
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }) }
 
         #expect(error?.code == .cacheMiss)
     }
@@ -82,7 +82,7 @@ final class TestClock: Sendable {
     @Test func localOrRemoteUsesAFreshEntryElseTheNetwork() async throws {
         let transport = numbered()
         let client = client(transport)
-        let request = Endpoint<User>.get("/u").cachePolicy(.localOrRemote, ttl: .milliseconds(80))
+        let request = Endpoint<User>(.get, "/u").options { $0.cachePolicy = .localOrRemote; $0.cacheTTL = .milliseconds(80) }
 
         #expect(try await client.send(request).id == 1)
         #expect(try await client.send(request).id == 1)
@@ -94,22 +94,22 @@ final class TestClock: Sendable {
     @Test func localThenRemoteDeliversTheCachedValueThenTheFreshOne() async throws {
         let transport = numbered()
         let client = client(transport)
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
 
         var received: [(Int, Bool)] = []
-        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote)) {
+        for try await response in client.responses(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .localThenRemote }) {
             received.append((response.value.id, response.isFromCache))
         }
 
         #expect(received.map(\.0) == [1, 2])
         #expect(received.map(\.1) == [true, false])
-        #expect(try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)).id == 2, "the fresh answer replaced the cached one")
+        #expect(try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }).id == 2, "the fresh answer replaced the cached one")
     }
 
     @Test func localThenRemoteWithAnEmptyCacheDeliversOnlyTheNetworkValue() async throws {
         let client = client(numbered())
         var ids: [Int] = []
-        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote)) { ids.append(response.value.id) }
+        for try await response in client.responses(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .localThenRemote }) { ids.append(response.value.id) }
         #expect(ids == [1])
     }
 
@@ -122,10 +122,10 @@ final class TestClock: Sendable {
     ])
     func responsesHonourTheRequestsPolicy(policy: CachePolicy, ids: [Int], fromCache: [Bool]) async throws {
         let client = client(numbered())
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
 
         var received: [(Int, Bool)] = []
-        for try await response in client.responses(for: Endpoint<User>.get("/u").cachePolicy(policy)) {
+        for try await response in client.responses(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = policy }) {
             received.append((response.value.id, response.isFromCache))
         }
 
@@ -136,26 +136,26 @@ final class TestClock: Sendable {
     @Test func sendWithLocalThenRemoteReturnsTheCachedValueAndRefreshesBehind() async throws {
         let transport = numbered()
         let client = client(transport)
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
 
-        let first = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.localThenRemote))
+        let first = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .localThenRemote })
 
         #expect(first.value.id == 1 && first.isFromCache)
         #expect(await eventually { transport.calls == 2 })
-        #expect(await eventually { (try? await client.send(Endpoint<User>.get("/u").cachePolicy(.local)))?.id == 2 })
+        #expect(await eventually { (try? await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }))?.id == 2 })
     }
 
     @Test func remoteThenLocalFallsBackToTheCacheEvenExpired() async throws {
         let transport = numbered(failing: [2, 3])
         let client = client(transport, ttl: .milliseconds(10))
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
         clock.advance(.milliseconds(30))
 
-        let fallback = try await client.response(for: Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal))
+        let fallback = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .remoteThenLocal })
         #expect(fallback.value.id == 1 && fallback.isFromCache)
 
         let nothing = await #expect(throws: HTTPClientError.self) {
-            try await client.send(Endpoint<User>.get("/other").cachePolicy(.remoteThenLocal))
+            try await client.send(Endpoint<User>(.get, "/other").options { $0.cachePolicy = .remoteThenLocal })
         }
         #expect(nothing?.code == .transportFailure)
     }
@@ -187,8 +187,8 @@ final class TestClock: Sendable {
     @Test func remoteThenLocalDoesNotPaperOverAnUndecodableAnswer() async throws {
         let transport = ScriptedTransport { call, _ in call == 1 ? ok() : ok("<html>gateway</html>") }
         let client = client(transport)
-        _ = try await client.send(Endpoint<User>.get("/u"))
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal)) }
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .remoteThenLocal }) }
         #expect(error?.code == .decodingFailure)
     }
 
@@ -199,10 +199,10 @@ final class TestClock: Sendable {
             $0.maximumStaleness = .zero
             $0.now = { clock.now }
         }
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
         clock.advance(.milliseconds(20))
 
-        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.remoteThenLocal)) }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .remoteThenLocal }) }
     }
 
     @Test func failureStatusesAreNeverCached() async throws {
@@ -210,7 +210,7 @@ final class TestClock: Sendable {
         let cache = MemoryResponseCache()
         let client = client(transport, cache: cache)
 
-        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
 
         #expect(cache.count == 0)
     }
@@ -249,11 +249,11 @@ final class TestClock: Sendable {
     @Test func clearEmptiesTheCache() async throws {
         let cache = MemoryResponseCache()
         let client = client(numbered(), cache: cache)
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
 
         cache.clear()
 
-        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u").cachePolicy(.local)) }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }) }
     }
 }
 

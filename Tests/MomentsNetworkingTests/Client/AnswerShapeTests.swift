@@ -10,7 +10,7 @@ import Testing
     struct Envelope: Request {
         typealias Response = User
         var path: String { "/users/1" }
-        var cachePolicy: CachePolicy? { .localOrRemote }
+        var options: RequestOptions { RequestOptions(cachePolicy: .localOrRemote) }
 
         struct Failure: Decodable { let ok: Bool; let error: String? }
 
@@ -39,7 +39,7 @@ import Testing
         let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
             $0.cache = MemoryResponseCache()
         }
-        let request = Endpoint<User>.get("/users/1").cachePolicy(.localOrRemote)
+        let request = Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .localOrRemote }
 
         let fresh = try await client.response(for: request)
         let cached = try await client.response(for: request)
@@ -52,12 +52,12 @@ import Testing
         let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in jsonResponse(#"{"name":"Ada","id":1}"#) }) {
             $0.cache = MemoryResponseCache()
         }
-        _ = try await client.send(Endpoint<User>.get("/users/1").cachePolicy(.localOrRemote))
-        #expect(try await client.response(for: Endpoint<User>.get("/users/1").cachePolicy(.local)).isFromCache)
+        _ = try await client.send(Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .localOrRemote })
+        #expect(try await client.response(for: Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .local }).isFromCache)
 
         try await client.clearCache()
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/users/1").cachePolicy(.local)) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .local }) }
         #expect(error?.code == .cacheMiss)
     }
 }

@@ -34,10 +34,10 @@ import MomentsSupport
         }
         let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport)
         let images = (0..<3).map { index in
-            Task { try await client.send(Endpoint<Data>.get("/images/\(index)").group("images")) }
+            Task { try await client.send(Endpoint<Data>(.get, "/images/\(index)").options { $0.groups.insert("images") }) }
         }
         let others = (0..<2).map { index in
-            Task { try await client.send(Endpoint<Data>.get("/timeline/\(index)")) }
+            Task { try await client.send(Endpoint<Data>(.get, "/timeline/\(index)")) }
         }
         #expect(await eventually { client.requestsInFlight == 5 && client.requestsInFlight(in: "images") == 3 })
 

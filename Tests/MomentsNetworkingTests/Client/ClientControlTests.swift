@@ -8,7 +8,7 @@ import Testing
     @Test func cancelAllCancelsEveryRequestInFlight() async throws {
         let transport = ScriptedTransport(delay: .seconds(120)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-        let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>.get("/slow/\(index)")) } }
+        let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>(.get, "/slow/\(index)")) } }
         #expect(await eventually { client.requestsInFlight == 5 && transport.calls == 5 })
 
         let started = ContinuousClock.now
@@ -32,11 +32,11 @@ import Testing
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
 
-        let first = Task { try await client.send(Endpoint<Data>.get("/first")) }
+        let first = Task { try await client.send(Endpoint<Data>(.get, "/first")) }
         #expect(await eventually { transport.calls == 1 })
         var waiting: [Task<Data, any Error>] = []
         for (index, (path, priority)) in [("low", RequestPriority.low), ("normal", .normal), ("high", .high), ("normal2", .normal)].enumerated() {
-            waiting.append(Task { try await client.send(Endpoint<Data>.get("/\(path)").priority(priority)) })
+            waiting.append(Task { try await client.send(Endpoint<Data>(.get, "/\(path)").options { $0.priority = priority }) })
             #expect(await eventually { client.requestsInFlight == index + 2 })
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -56,9 +56,9 @@ import Testing
             return ok()
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
-        let first = Task { try await client.send(Endpoint<Data>.get("/a")) }
+        let first = Task { try await client.send(Endpoint<Data>(.get, "/a")) }
         #expect(await eventually { transport.calls == 1 })
-        let second = Task { try await client.send(Endpoint<Data>.get("/b")) }
+        let second = Task { try await client.send(Endpoint<Data>(.get, "/b")) }
         // Registered means its own task is waiting (for the slot the first one holds).
         #expect(await eventually { client.requestsInFlight == 2 })
 
@@ -68,7 +68,7 @@ import Testing
         #expect(((await second.result).error as? HTTPClientError)?.code == .cancelled)
         _ = try await first.value
         #expect(transport.calls == 1)
-        _ = try await client.send(Endpoint<Data>.get("/c"))
+        _ = try await client.send(Endpoint<Data>(.get, "/c"))
         #expect(transport.calls == 2)
     }
 
@@ -79,9 +79,9 @@ import Testing
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        let first = Task { try await client.send(Endpoint<String>.get("/search").query("q", "a").latestWins("search")) }
+        let first = Task { try await client.send(Endpoint<String>(.get, "/search").query("q", "a").options { $0.latestWinsKey = "search" }) }
         #expect(await eventually { transport.calls == 1 })
-        let second = try await client.send(Endpoint<String>.get("/search").query("q", "ab").latestWins("search"))
+        let second = try await client.send(Endpoint<String>(.get, "/search").query("q", "ab").options { $0.latestWinsKey = "search" })
 
         #expect(second == "second")
         #expect(((await first.result).error as? HTTPClientError)?.code == .cancelled)

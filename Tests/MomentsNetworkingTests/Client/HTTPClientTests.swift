@@ -126,7 +126,7 @@ import Testing
         let transport = StubTransport(statusCode: 200)
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        _ = try await client.send(Endpoint<Data>.get("/a path/%zz"))
+        _ = try await client.send(Endpoint<Data>(.get, "/a path/%zz"))
 
         #expect(transport.requests.first?.url.absoluteString == "https://api.example.com/v1/a%20path/%25zz")
     }
@@ -238,7 +238,7 @@ import Testing
         }
 
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client.send(Endpoint<Data>.get("/me").query("access_token", secret))
+            try await client.send(Endpoint<Data>(.get, "/me").query("access_token", secret))
         }
 
         let text = try #require(error).description + String(describing: error) + String(reflecting: error?.reason)

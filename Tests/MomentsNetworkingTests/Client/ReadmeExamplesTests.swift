@@ -36,7 +36,7 @@ import Testing
         var form = MultipartForm()
         form.addField("caption", "Tokyo at night")
         form.addFile("photo", at: photoURL, contentType: "image/jpeg")
-        let posted = try await client.send(Endpoint<Receipt>.post("/upload").body(.multipart(form)))
+        let posted = try await client.send(Endpoint<Receipt>(.post, "/upload").body(.multipart(form)))
 
         let upload = client.transfer(UploadVideo(file: videoURL))
         for await progress in upload.progress {
@@ -68,9 +68,9 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
         let steps = Task {
             // README: "Dependent requests"
-            let me = try await client.send(Endpoint<User>.get("/me"))
-            let friends = try await client.send(Endpoint<[User]>.get("/users/\(segment: String(me.id))/friends"))
-            let first = try await client.send(Endpoint<User>.get("/users/\(segment: String(friends[0].id))"))
+            let me = try await client.send(Endpoint<User>(.get, "/me"))
+            let friends = try await client.send(Endpoint<[User]>(.get, "/users/\(segment: String(me.id))/friends"))
+            let first = try await client.send(Endpoint<User>(.get, "/users/\(segment: String(friends[0].id))"))
             return first.name
         }
         switch ending {

@@ -56,7 +56,7 @@ import Testing
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0, sleep: SleepRecorder().sleep)
         }
         let incoming = try #require(TraceContext(traceparent: "00-\(Self.trace)-\(Self.parent)-01", tracestate: "vendor=1"))
-        _ = try await TraceContext.withValue(incoming) { try await client.send(Endpoint<User>.get("/u")) }
+        _ = try await TraceContext.withValue(incoming) { try await client.send(Endpoint<User>(.get, "/u")) }
         try expectOneTraceWithDistinctSpans(transport.requests, count: 3, under: incoming)
     }
 
@@ -80,7 +80,7 @@ import Testing
     /// Without a context the SDK sends no trace headers.
     @Test func withoutAContextNoTraceHeaderIsSent() async throws {
         let transport = ScriptedTransport { _, _ in ok() }
-        _ = try await HTTPClient(baseURL: testBaseURL, transport: transport).send(Endpoint<User>.get("/u"))
+        _ = try await HTTPClient(baseURL: testBaseURL, transport: transport).send(Endpoint<User>(.get, "/u"))
         #expect(transport.requests.first?.headers["traceparent"] == nil)
         #expect(transport.requests.first?.headers["tracestate"] == nil)
     }
@@ -97,5 +97,5 @@ import Testing
 private struct HedgedGetUser: Request {
     typealias Response = User
     var path: String { "/users/1" }
-    var hedges: Bool { true }
+    var options: RequestOptions { RequestOptions(hedges: true) }
 }

@@ -40,10 +40,10 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
 
         _ = try await HTTPClient(baseURL: testBaseURL, transport: bearer) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
-        }.send(Endpoint<Data>.get("/me"))
+        }.send(Endpoint<Data>(.get, "/me"))
         _ = try await HTTPClient(baseURL: testBaseURL, transport: custom) {
             $0.authentication = AuthenticationMiddleware(provider: tokens, header: .custom("X-Api-Auth-Token"))
-        }.send(Endpoint<Data>.get("/me"))
+        }.send(Endpoint<Data>(.get, "/me"))
 
         #expect(bearer.requests[0].headers["Authorization"] == "Bearer abc")
         #expect(custom.requests[0].headers["X-Api-Auth-Token"] == "abc")
@@ -57,7 +57,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
             $0.authentication = AuthenticationMiddleware(provider: tokens)
         }
 
-        let user = try await client.send(Endpoint<User>.get("/me"))
+        let user = try await client.send(Endpoint<User>(.get, "/me"))
 
         #expect(user.name == "Ada")
         #expect(tokens.refreshes.withLock { $0 } == 1)
@@ -71,7 +71,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
             $0.authentication = AuthenticationMiddleware(provider: tokens)
         }
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/me")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/me")) }
 
         #expect(error?.statusCode == 401)
         #expect(transport.requests.count == 2)
@@ -84,7 +84,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
         }
 
         try await withThrowingTaskGroup(of: User.self) { group in
-            for index in 0..<40 { group.addTask { try await client.send(Endpoint<User>.get("/me/\(index)")) } }
+            for index in 0..<40 { group.addTask { try await client.send(Endpoint<User>(.get, "/me/\(index)")) } }
             for try await user in group { #expect(user.id == 1) }
         }
 
@@ -101,7 +101,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
         }
 
         let results = await withTaskGroup(of: Result<User, any Error>.self) { group in
-            for _ in 0..<10 { group.addTask { await Task { try await client.send(Endpoint<User>.get("/me")) }.result } }
+            for _ in 0..<10 { group.addTask { await Task { try await client.send(Endpoint<User>(.get, "/me")) }.result } }
             return await group.reduce(into: []) { $0.append($1) }
         }
 

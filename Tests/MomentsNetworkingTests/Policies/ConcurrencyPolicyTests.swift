@@ -9,7 +9,7 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
         let users = try await withThrowingTaskGroup(of: User.self) { group in
-            for _ in 0..<20 { group.addTask { try await client.send(Endpoint<User>.get("/u")) } }
+            for _ in 0..<20 { group.addTask { try await client.send(Endpoint<User>(.get, "/u")) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
 
@@ -20,8 +20,8 @@ import Testing
     @Test func oneCallersCancellationDoesNotCancelTheOthers() async throws {
         let transport = ScriptedTransport(delay: .milliseconds(200)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-        let leaving = Task { try await client.send(Endpoint<User>.get("/u")) }
-        let staying = Task { try await client.send(Endpoint<User>.get("/u")) }
+        let leaving = Task { try await client.send(Endpoint<User>(.get, "/u")) }
+        let staying = Task { try await client.send(Endpoint<User>(.get, "/u")) }
         #expect(await eventually { transport.calls == 1 })
 
         leaving.cancel()
@@ -34,7 +34,7 @@ import Testing
     @Test func theSharedExchangeIsCancelledWhenEveryCallerLeaves() async throws {
         let transport = ScriptedTransport(delay: .seconds(30)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
-        let callers = (0..<3).map { _ in Task { try await client.send(Endpoint<User>.get("/u")) } }
+        let callers = (0..<3).map { _ in Task { try await client.send(Endpoint<User>(.get, "/u")) } }
         #expect(await eventually { transport.calls == 1 })
 
         for caller in callers { caller.cancel() }
@@ -47,10 +47,10 @@ import Testing
         let transport = ScriptedTransport(delay: .milliseconds(50)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        async let a = client.send(Endpoint<User>.get("/u").query("v", "1"))
-        async let b = client.send(Endpoint<User>.get("/u").query("v", "2"))
-        async let c = client.send(Endpoint<User>.post("/u"))
-        async let d = client.send(Endpoint<User>.post("/u"))
+        async let a = client.send(Endpoint<User>(.get, "/u").query("v", "1"))
+        async let b = client.send(Endpoint<User>(.get, "/u").query("v", "2"))
+        async let c = client.send(Endpoint<User>(.post, "/u"))
+        async let d = client.send(Endpoint<User>(.post, "/u"))
         _ = try await (a, b, c, d)
 
         #expect(transport.calls == 4)
@@ -64,7 +64,7 @@ import Testing
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        let users = try await client.sendAll((0..<30).map { Endpoint<User>.get("/u/\($0)") }, maximumConcurrency: 4)
+        let users = try await client.sendAll((0..<30).map { Endpoint<User>(.get, "/u/\($0)") }, maximumConcurrency: 4)
 
         #expect(users.map(\.id) == Array(0..<30))
         #expect(transport.maximumRunning <= 4)
@@ -81,7 +81,7 @@ import Testing
         let started = ContinuousClock.now
 
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client.sendAll((0..<10).map { Endpoint<User>.get("/u/\($0)") }, maximumConcurrency: 5)
+            try await client.sendAll((0..<10).map { Endpoint<User>(.get, "/u/\($0)") }, maximumConcurrency: 5)
         }
 
         #expect(error?.statusCode == 500)
@@ -96,7 +96,7 @@ import Testing
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        let results = await client.sendAllSettled((0..<9).map { Endpoint<User>.get("/u/\($0)") })
+        let results = await client.sendAllSettled((0..<9).map { Endpoint<User>(.get, "/u/\($0)") })
 
         #expect(results.count == 9)
         #expect(results.enumerated().allSatisfy { index, result in
@@ -110,7 +110,7 @@ import Testing
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
-        let (user, count, raw) = try await client.sendAll(Endpoint<User>.get("/u"), Endpoint<Int>.get("/count"), Endpoint<Data>.get("/raw"))
+        let (user, count, raw) = try await client.sendAll(Endpoint<User>(.get, "/u"), Endpoint<Int>(.get, "/count"), Endpoint<Data>(.get, "/raw"))
 
         #expect(user.name == "Ada")
         #expect(count == 42)
@@ -127,7 +127,7 @@ import Testing
         let started = ContinuousClock.now
 
         let error = await #expect(throws: HTTPClientError.self) {
-            _ = try await client.sendAll(Endpoint<User>.get("/slow"), Endpoint<User>.get("/bad"))
+            _ = try await client.sendAll(Endpoint<User>(.get, "/slow"), Endpoint<User>(.get, "/bad"))
         }
 
         #expect(error?.statusCode == 418)
@@ -147,8 +147,8 @@ import Testing
             $0.cache = MemoryResponseCache()
         }
 
-        _ = try await client.send(Endpoint<User>.get("/u").query("token", "hidden"))
-        _ = try await client.send(Endpoint<User>.get("/u").query("token", "hidden").cachePolicy(.local))
+        _ = try await client.send(Endpoint<User>(.get, "/u").query("token", "hidden"))
+        _ = try await client.send(Endpoint<User>(.get, "/u").query("token", "hidden").options { $0.cachePolicy = .local })
 
         #expect(logs.all.count == 2)
         let network = try #require(logs.all.first)
@@ -174,7 +174,7 @@ import Testing
         }
         struct Login: Encodable, Sendable { var user = "ada"; var password = "p@ss" }
 
-        _ = try await client.send(Endpoint<User>.post("/login").body(Login()))
+        _ = try await client.send(Endpoint<User>(.post, "/login").body(Login()))
 
         let record = try #require(logs.all.first)
         #expect(record.metadata["request_body"] == #"{"user":"ada","password":"<redacted>"}"# || record.metadata["request_body"] == #"{"password":"<redacted>","user":"ada"}"#)
@@ -185,7 +185,7 @@ import Testing
         let logs = LogSink()
         let client = HTTPClient(baseURL: testBaseURL, transport: ScriptedTransport { _, _ in status(404) }) { $0.logHandler = logs.handler }
 
-        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
 
         #expect(logs.all.count == 1)
         #expect(logs.all.first?.level == .error)

@@ -38,7 +38,7 @@ private struct Failing: HTTPMiddleware {
             $0.middlewares = [Tagging(name: "a", trace: trace), Tagging(name: "b", trace: trace)]
         }
 
-        let response = try await client.response(for: Endpoint<User>.get("/u").middleware(Tagging(name: "r", trace: trace)))
+        let response = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.middlewares.append(Tagging(name: "r", trace: trace)) })
 
         #expect(trace.all == ["→a", "→b", "→r", "←r", "←b", "←a"])
         #expect(transport.requests[0].headers.filter { $0.name == "X-Path" }.map(\.value) == ["a", "b", "r"])
@@ -49,7 +49,7 @@ private struct Failing: HTTPMiddleware {
         let transport = StubTransport(statusCode: 200)
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.middlewares = [Failing()] }
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/u")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/u")) }
 
         #expect(error?.code == .middlewareFailure)
         #expect(error?.underlyingError is Failing.Broken)
@@ -63,7 +63,7 @@ private struct Failing: HTTPMiddleware {
             throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset"))
         }) { $0.middlewares = [Tagging(name: "a", trace: trace)] }
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/u")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/u")) }
 
         #expect(error?.code == .transportFailure)
         #expect(error?.transportFailure?.kind == .connectionReset)

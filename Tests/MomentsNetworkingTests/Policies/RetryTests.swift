@@ -15,7 +15,7 @@ import MomentsSupport
         let sleeps = SleepRecorder()
         let transport = ScriptedTransport { call, _ in call < 3 ? status(503) : ok() }
 
-        let user = try await client(transport, sleeps: sleeps).send(Endpoint<User>.get("/u"))
+        let user = try await client(transport, sleeps: sleeps).send(Endpoint<User>(.get, "/u"))
 
         #expect(user.name == "Ada")
         #expect(transport.calls == 3)
@@ -25,13 +25,13 @@ import MomentsSupport
     @Test(arguments: [408, 429, 500, 502, 503, 504])
     func eachRetryableStatusIsRetried(code: Int) async throws {
         let transport = ScriptedTransport { call, _ in call == 1 ? status(code) : ok() }
-        _ = try await client(transport, sleeps: SleepRecorder()).send(Endpoint<User>.get("/u"))
+        _ = try await client(transport, sleeps: SleepRecorder()).send(Endpoint<User>(.get, "/u"))
         #expect(transport.calls == 2)
     }
 
     @Test func otherStatusesAreNotRetried() async throws {
         let transport = ScriptedTransport { _, _ in status(404) }
-        await #expect(throws: HTTPClientError.self) { try await client(transport, sleeps: SleepRecorder()).send(Endpoint<User>.get("/u")) }
+        await #expect(throws: HTTPClientError.self) { try await client(transport, sleeps: SleepRecorder()).send(Endpoint<User>(.get, "/u")) }
         #expect(transport.calls == 1)
     }
 
@@ -49,7 +49,7 @@ import MomentsSupport
             }
         }
 
-        _ = try await client(transport, sleeps: sleeps, attempts: 4).send(Endpoint<User>.get("/u"))
+        _ = try await client(transport, sleeps: sleeps, attempts: 4).send(Endpoint<User>(.get, "/u"))
 
         #expect(sleeps.all.count == 2)
         #expect(sleeps.all[0] == .seconds(2))
@@ -65,7 +65,7 @@ import MomentsSupport
         }
         let metrics = MetricsSink()
 
-        _ = try await client(transport, sleeps: SleepRecorder(), metrics: metrics.handler).send(Endpoint<User>.get("/u"))
+        _ = try await client(transport, sleeps: SleepRecorder(), metrics: metrics.handler).send(Endpoint<User>(.get, "/u"))
 
         #expect(transport.calls == 2)
         #expect(metrics.all.first?.attempts == 2)
@@ -75,9 +75,9 @@ import MomentsSupport
         let transport = ScriptedTransport { call, _ in call <= 2 ? status(503) : ok() }
         let client = client(transport, sleeps: SleepRecorder())
 
-        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.post("/u")) }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.post, "/u")) }
         #expect(transport.calls == 1)
-        _ = try await client.send(Endpoint<User>.post("/u").retryable())
+        _ = try await client.send(Endpoint<User>(.post, "/u").options { $0.allowsRetry = true })
         #expect(transport.calls == 3)
     }
 
@@ -85,13 +85,13 @@ import MomentsSupport
         let sleeps = SleepRecorder()
         let always503 = ScriptedTransport { _, _ in status(503) }
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client(always503, sleeps: sleeps, attempts: 4).send(Endpoint<User>.get("/u"))
+            try await client(always503, sleeps: sleeps, attempts: 4).send(Endpoint<User>(.get, "/u"))
         }
         #expect(error?.statusCode == 503)
         #expect(always503.calls == 4)
 
         let tooLate = ScriptedTransport { _, _ in status(503, headers: ["Retry-After": "3600"]) }
-        _ = await #expect(throws: HTTPClientError.self) { try await client(tooLate, sleeps: sleeps).send(Endpoint<User>.get("/u")) }
+        _ = await #expect(throws: HTTPClientError.self) { try await client(tooLate, sleeps: sleeps).send(Endpoint<User>(.get, "/u")) }
         #expect(tooLate.calls == 1, "a Retry-After beyond the maximum delay is not waited for")
     }
 
@@ -101,7 +101,7 @@ import MomentsSupport
             $0.retryPolicy = RetryPolicy(maximumAttempts: 5, initialDelay: .seconds(120), maximumDelay: .seconds(300), maximumTotalDelay: .seconds(600), jitter: 0)
             $0.timeout = .seconds(900)  // the retry is due within the call's deadline
         }
-        let task = Task { try await client.send(Endpoint<User>.get("/u")) }
+        let task = Task { try await client.send(Endpoint<User>(.get, "/u")) }
         #expect(await eventually { transport.calls == 1 })
         try await Task.sleep(for: .milliseconds(20))
 

@@ -34,7 +34,7 @@ import MomentsSupport
 
         let once = transport(failures: 1)
         let mutations = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: once)
-        await #expect(throws: HTTPClientError.self) { try await mutations.send(Endpoint<User>.post("/users")) }
+        await #expect(throws: HTTPClientError.self) { try await mutations.send(Endpoint<User>(.post, "/users")) }
         #expect(once.requests.count == 1)
     }
 }

@@ -8,12 +8,12 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
         let user = try await client.send(
-            Endpoint<User>.put("/users/\(segment: "2")")
+            Endpoint<User>(.put, "/users/\(segment: "2")")
                 .header("X-Trace", "abc")
                 .query("dry_run", "true")
                 .query("empty", nil)
                 .body(User(id: 2, name: "Di"))
-                .timeout(.milliseconds(1500))
+                .options { $0.timeout = .milliseconds(1500) }
         )
 
         let sent = try #require(transport.requests.first)
@@ -31,9 +31,9 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
         let echoed = try await client.send(
-            Endpoint<Data>.post("/upload").body(Data([1, 2, 3]), contentType: "image/png")
+            Endpoint<Data>(.post, "/upload").body(.data(Data([1, 2, 3]), contentType: "image/png"))
         )
-        try await client.send(Endpoint<Void>.head("/ping"))
+        try await client.send(Endpoint<Void>(.head, "/ping"))
 
         #expect(echoed == Data([1, 2, 3]))
         #expect(transport.requests[0].headers["Content-Type"] == "image/png")

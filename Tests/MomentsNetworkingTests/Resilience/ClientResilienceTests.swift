@@ -18,7 +18,7 @@ import Testing
             $0.circuitBreaker = nil
             $0.deadlineHeader = "X-Deadline-Ms"
         }
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
         #expect(error?.statusCode == 503)
         #expect(error?.retriesStopped == .deadline, "\(String(describing: error))")
         // Attempts at about 0 and 200 ms; the next backoff (400 ms) would end past 600.
@@ -41,7 +41,7 @@ import Testing
             $0.attemptTimeout = .seconds(1)
             $0.retryPolicy = RetryPolicy(sleep: { _ in })
         }
-        _ = try await client.send(Endpoint<User>.get("/u"))
+        _ = try await client.send(Endpoint<User>(.get, "/u"))
         #expect(transport.requests.map(\.timeout).allSatisfy { $0 <= .seconds(1) })
         #expect(transport.calls == 2)
     }
@@ -61,7 +61,7 @@ import Testing
                 group.addTask {
                     for _ in 0..<(calls / 64) {
                         do {
-                            _ = try await client.send(Endpoint<User>.get("/u/\(worker)"))
+                            _ = try await client.send(Endpoint<User>(.get, "/u/\(worker)"))
                         } catch let error as HTTPClientError {
                             stops.withLock { $0.append(error.retriesStopped) }
                         } catch {}
@@ -83,10 +83,10 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 4, openDuration: .seconds(60))
         }
-        for _ in 0..<4 { _ = try? await client.send(Endpoint<User>.get("/u")) }
+        for _ in 0..<4 { _ = try? await client.send(Endpoint<User>(.get, "/u")) }
         #expect(transport.calls == 4)
         for _ in 0..<10 {
-            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
             #expect(error?.code == .circuitOpen)
             #expect(error.flatMap(\.retryAfter).map { $0 > .zero && $0 <= .seconds(60) } == true)
         }
@@ -101,10 +101,10 @@ import Testing
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 4, openDuration: .milliseconds(50))
         }
-        for _ in 0..<4 { _ = try? await client.send(Endpoint<User>.get("/u")) }
+        for _ in 0..<4 { _ = try? await client.send(Endpoint<User>(.get, "/u")) }
         serverUp.withLock { $0 = true }
-        #expect(await eventually { (try? await client.send(Endpoint<User>.get("/u"))) != nil }, "a probe closes the breaker")
-        for _ in 0..<3 { _ = try await client.send(Endpoint<User>.get("/u")) }
+        #expect(await eventually { (try? await client.send(Endpoint<User>(.get, "/u"))) != nil }, "a probe closes the breaker")
+        for _ in 0..<3 { _ = try await client.send(Endpoint<User>(.get, "/u")) }
     }
 
     @Test func answersTheCallerCausedNeverOpenTheBreaker() async throws {
@@ -113,7 +113,7 @@ import Testing
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 2)
         }
         for _ in 0..<20 {
-            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/u")) }
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
             #expect(error?.statusCode == 404)
         }
         #expect(transport.calls == 20)
@@ -164,11 +164,11 @@ import Testing
             $0.maximumQueuedRequests = 1
             $0.coalescesRequests = false
         }
-        let first = Task { try await client.send(Endpoint<User>.get("/a")) }
+        let first = Task { try await client.send(Endpoint<User>(.get, "/a")) }
         #expect(await eventually { transport.calls == 1 })
-        let second = Task { try await client.send(Endpoint<User>.get("/b")) }
+        let second = Task { try await client.send(Endpoint<User>(.get, "/b")) }
         #expect(await eventually { client.requestsInFlight == 2 })
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/c")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/c")) }
         #expect(error?.code == .overloaded)
         while transport.calls < 2 || !gate.withLock({ $0.isEmpty }) {
             for continuation in gate.withLock({ state in defer { state = [] }; return state }) { continuation.resume() }
@@ -187,6 +187,7 @@ private struct HedgedQuery: GraphQLOperation {
     static let operationName = "user"
     var variables = Variables()
     var hedges = true
+    var options: RequestOptions { RequestOptions(allowsRetry: true, hedges: hedges, isCacheable: true) }
     func extract(_ data: ResponseData) -> User { data.user }
 }
 
@@ -198,6 +199,6 @@ private struct HedgedMutation: GraphQLOperation {
     static let operationName = "rename"
     static let isMutation = true
     var variables = Variables()
-    var hedges: Bool { true }
+    var options: RequestOptions { RequestOptions(allowsRetry: false, hedges: true, isCacheable: false) }
     func extract(_ data: ResponseData) -> User { data.rename }
 }

@@ -11,7 +11,7 @@ import Testing
         let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
         let client = HTTPClient(baseURL: url) { $0.timeout = .seconds(10) }
 
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/json")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/json")) }
 
         #expect(error?.transportFailure?.kind == .secureConnectionFailed, "\(String(describing: error))")
         #expect(error?.transportFailure?.message.lowercased().contains("certificate") == true, "\(String(describing: error))")
@@ -25,7 +25,7 @@ import Testing
         let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
         defer { server.stop() }
         let client = HTTPClient(baseURL: server.baseURL)
-        let body = try await client.send(Endpoint<Data>.get("/gzip").query("text", text).query("repeat", String(repeats)))
+        let body = try await client.send(Endpoint<Data>(.get, "/gzip").query("text", text).query("repeat", String(repeats)))
         #expect(body == Data(String(repeating: text, count: repeats).utf8))
     }
 
@@ -33,11 +33,11 @@ import Testing
         let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
         defer { server.stop() }
         let client = HTTPClient(baseURL: server.baseURL) { $0.timeout = .seconds(10) }
-        let cut = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/truncated")) }
+        let cut = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/truncated")) }
         #expect(cut?.transportFailure?.kind == .truncatedResponse, "\(String(describing: cut))")
 
         let refused = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!)
-        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>.get("/json")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>(.get, "/json")) }
         #expect(error?.transportFailure?.kind == .connectionRefused)
         let message = error?.transportFailure?.message.lowercased() ?? ""
         #expect(message.contains("connect") && message.contains("urlerror -1004"), "\(message)")

@@ -28,7 +28,7 @@ import Testing
     }
 
     private func redirect(_ status: Int, to url: String) -> Endpoint<Echo> {
-        Endpoint<Echo>.post("/redirect").query("status", String(status)).query("to", url).body(["hello": "world"])
+        Endpoint<Echo>(.post, "/redirect").query("status", String(status)).query("to", url).body(["hello": "world"])
     }
 
     @Test(arguments: [307, 308])
@@ -91,13 +91,13 @@ import Testing
             target = home.baseURL.absoluteString + "/redirect?status=302&to=" + (target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         }
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client(RedirectPolicy(scope: .sameOrigin, maximumHops: 2)).send(Endpoint<Echo>.get(String(target.dropFirst(home.baseURL.absoluteString.count))))
+            try await client(RedirectPolicy(scope: .sameOrigin, maximumHops: 2)).send(Endpoint<Echo>(.get, String(target.dropFirst(home.baseURL.absoluteString.count))))
         }
         #expect(error?.code == .redirectFailure)
         #expect(error?.reason.contains("more than 2 redirects") == true, "\(String(describing: error))")
 
         // Within the limit the chain is followed to its end.
-        let echo = try await client().send(Endpoint<Echo>.get(String(target.dropFirst(home.baseURL.absoluteString.count))))
+        let echo = try await client().send(Endpoint<Echo>(.get, String(target.dropFirst(home.baseURL.absoluteString.count))))
         #expect(echo.rawPath == "/echo/end")
     }
 

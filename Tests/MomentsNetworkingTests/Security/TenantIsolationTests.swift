@@ -60,9 +60,9 @@ import MomentsSupport
         let server = TokenEchoServer()
         let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
-        async let a = client.send(Endpoint<User>.get("/me").header("Authorization", "Bearer TOKEN_A"))
+        async let a = client.send(Endpoint<User>(.get, "/me").header("Authorization", "Bearer TOKEN_A"))
         #expect(await server.waitForRequests(1))
-        async let b = client.send(Endpoint<User>.get("/me").header("Authorization", "Bearer TOKEN_B"))
+        async let b = client.send(Endpoint<User>(.get, "/me").header("Authorization", "Bearer TOKEN_B"))
         #expect(await server.waitForRequests(2))
         server.open()
 
@@ -74,9 +74,9 @@ import MomentsSupport
         let server = TokenEchoServer()
         let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
-        async let a = client.send(Endpoint<User>.get("/me").middleware(SessionHeader(session: "session-a")))
+        async let a = client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-a")) })
         #expect(await server.waitForRequests(1))
-        async let b = client.send(Endpoint<User>.get("/me").middleware(SessionHeader(session: "session-b")))
+        async let b = client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-b")) })
         #expect(await server.waitForRequests(2))
         server.open()
 
@@ -90,9 +90,9 @@ import MomentsSupport
             $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider("TOKEN_A"))
         }
 
-        async let a = client.send(Endpoint<User>.get("/me"))
+        async let a = client.send(Endpoint<User>(.get, "/me"))
         #expect(await server.waitForRequests(1))
-        async let b = client.send(Endpoint<User>.get("/me"))
+        async let b = client.send(Endpoint<User>(.get, "/me"))
         #expect(await eventually { client.callersOfSharedExchanges == 2 })
         server.open()
 
@@ -118,15 +118,15 @@ import MomentsSupport
             }
         }
 
-        #expect(try await client("TOKEN_A").send(Endpoint<User>.get("/me")).name == "Bearer TOKEN_A")
+        #expect(try await client("TOKEN_A").send(Endpoint<User>(.get, "/me")).name == "Bearer TOKEN_A")
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client("TOKEN_B").send(Endpoint<User>.get("/me"))
+            try await client("TOKEN_B").send(Endpoint<User>(.get, "/me"))
         }
 
         #expect(error?.statusCode == 403, "\(String(describing: error))")
         #expect(server.transport.requests.last?.headers["Authorization"] == "Bearer TOKEN_B", "B's request reached the server")
         // The same token in another client still shares the cached answer.
-        let again = try await client("TOKEN_A").response(for: Endpoint<User>.get("/me").cachePolicy(.localOrRemote))
+        let again = try await client("TOKEN_A").response(for: Endpoint<User>(.get, "/me").options { $0.cachePolicy = .localOrRemote })
         #expect(again.isFromCache && again.value.name == "Bearer TOKEN_A")
     }
 
@@ -138,8 +138,8 @@ import MomentsSupport
             $0.cachePolicy = .localOrRemote
         }
 
-        let a = try await client.send(Endpoint<User>.get("/me").middleware(SessionHeader(session: "session-a")))
-        let b = try await client.send(Endpoint<User>.get("/me").middleware(SessionHeader(session: "session-b")))
+        let a = try await client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-a")) })
+        let b = try await client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-b")) })
 
         #expect(a.name == "session-a" && b.name == "session-b")
         #expect(server.transport.requests.count == 2)
@@ -155,7 +155,7 @@ import MomentsSupport
             $0.cachePolicy = .localOrRemote
             $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider("SECRET123"))
         }
-        _ = try await client.send(Endpoint<User>.get("/me"))
+        _ = try await client.send(Endpoint<User>(.get, "/me"))
 
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(names.contains { $0.hasSuffix(".response") })

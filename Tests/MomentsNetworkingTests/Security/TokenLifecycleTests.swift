@@ -31,11 +31,11 @@ import MomentsSupport
     @Test func aRotatedTokenIsUsedByTheNextRequest() async throws {
         let provider = RotatingProvider()
         let (client, _) = client(provider)
-        #expect(try await client.send(Endpoint<User>.get("/me")).name == "T1")
+        #expect(try await client.send(Endpoint<User>(.get, "/me")).name == "T1")
 
         provider.current.withLock { $0 = "T2" }
 
-        #expect(try await client.send(Endpoint<User>.get("/me")).name == "T2")
+        #expect(try await client.send(Endpoint<User>(.get, "/me")).name == "T2")
     }
 
     @Test func aRefreshedTokenIsKeptWhileTheProviderLagsAndForgottenOnReset() async throws {
@@ -44,15 +44,15 @@ import MomentsSupport
         let (client, transport) = client(provider, refusing: ["T1"])
         let middleware = try #require(client.configuration.authentication)
 
-        #expect(try await client.send(Endpoint<User>.get("/me")).name == "T2") // 401, refresh, retry
+        #expect(try await client.send(Endpoint<User>(.get, "/me")).name == "T2") // 401, refresh, retry
         let sent = transport.requests.count
-        #expect(try await client.send(Endpoint<User>.get("/me")).name == "T2") // no second 401
+        #expect(try await client.send(Endpoint<User>(.get, "/me")).name == "T2") // no second 401
         #expect(transport.requests.count == sent + 1)
 
         // Logout: the provider has nothing to refresh with, and the middleware forgets.
         provider.refreshed.withLock { $0 = nil }
         await middleware.reset()
-        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>.get("/me")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/me")) }
         #expect(error?.code == .authenticationFailure)
         #expect(transport.requests.last?.headers["Authorization"] == "Bearer T1")
     }

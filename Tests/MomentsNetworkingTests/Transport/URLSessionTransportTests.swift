@@ -19,7 +19,7 @@ import Testing
     @Test func sendsMethodPathQueryHeadersAndBody() async throws {
         defer { server.stop() }
         let echo = try await client().send(
-            Endpoint<Echo>.post("/echo/\(segment: "a b/c")")
+            Endpoint<Echo>(.post, "/echo/\(segment: "a b/c")")
                 .query("q", "1+1")
                 .header("X-Trace", "t-42")
                 .body(["hello": "wörld"])
@@ -36,7 +36,7 @@ import Testing
     @Test func aFailureStatusIsAnAnswerWithItsHeadersAndBody() async throws {
         defer { server.stop() }
         let error = await #expect(throws: HTTPClientError.self) {
-            try await client().send(Endpoint<Data>.get("/status/503").query("retryAfter", "7"))
+            try await client().send(Endpoint<Data>(.get, "/status/503").query("retryAfter", "7"))
         }
 
         #expect(error?.code == .serverError)
@@ -49,7 +49,7 @@ import Testing
         defer { server.stop() }
         let client = client()
         let started = ContinuousClock.now
-        let task = Task { try await client.send(Endpoint<Data>.get("/slow").query("seconds", "60")) }
+        let task = Task { try await client.send(Endpoint<Data>(.get, "/slow").query("seconds", "60")) }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
         let result = await task.result
@@ -63,7 +63,7 @@ import Testing
         let started = ContinuousClock.now
         let error = await #expect(throws: HTTPClientError.self) {
             try await client { $0.timeout = .milliseconds(400) }
-                .send(Endpoint<Data>.get("/slow").query("seconds", "30"))
+                .send(Endpoint<Data>(.get, "/slow").query("seconds", "30"))
         }
         let elapsed = ContinuousClock.now - started
 
@@ -77,7 +77,7 @@ import Testing
         defer { server.stop() }
         let refused = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!, transport: transport)
 
-        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>.get("/json")) }
+        let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>(.get, "/json")) }
 
         #expect(error?.code == .transportFailure)
         #expect(error?.transportFailure?.kind == .connectionRefused)
@@ -86,8 +86,8 @@ import Testing
     @Test func aResetOrTruncatedAnswerIsATransportFailure() async throws {
         defer { server.stop() }
         let client = client()
-        let reset = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/reset")) }
-        let truncated = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>.get("/truncated")) }
+        let reset = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/reset")) }
+        let truncated = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/truncated")) }
 
         #expect(reset?.code == .transportFailure)
         #expect([.connectionReset, .badResponse].contains(reset?.transportFailure?.kind))
@@ -101,12 +101,12 @@ import Testing
         let client = client { $0.maximumResponseSize = 64 * 1024 }
 
         let announced = await #expect(throws: HTTPClientError.self) {
-            try await client.send(Endpoint<Data>.get("/bytes").query("count", "1000000"))
+            try await client.send(Endpoint<Data>(.get, "/bytes").query("count", "1000000"))
         }
         let streamed = await #expect(throws: HTTPClientError.self) {
-            try await client.send(Endpoint<Data>.get("/stream").query("count", "10000000"))
+            try await client.send(Endpoint<Data>(.get, "/stream").query("count", "10000000"))
         }
-        let fits = try await client.send(Endpoint<Data>.get("/bytes").query("count", "65536"))
+        let fits = try await client.send(Endpoint<Data>(.get, "/bytes").query("count", "65536"))
 
         #expect(announced?.code == .responseTooLarge)
         #expect(streamed?.code == .responseTooLarge)
@@ -127,7 +127,7 @@ import Testing
         let client = client()
         let names = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<64 {
-                group.addTask { try await client.send(Endpoint<User>.get("/json")).name }
+                group.addTask { try await client.send(Endpoint<User>(.get, "/json")).name }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -140,7 +140,7 @@ import Testing
         var outcomes = (values: 0, cancelled: 0)
         let started = ContinuousClock.now
         for round in 0..<2_000 {
-            let task = Task { try await client.send(Endpoint<Data>.get("/json")) }
+            let task = Task { try await client.send(Endpoint<Data>(.get, "/json")) }
             if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
             task.cancel()
             switch await task.result {
@@ -159,7 +159,7 @@ import Testing
         #expect(await eventually { transport.requestsInFlight == 0 && transport.pendingDeadlines == 0 })
         #expect(ContinuousClock.now - started < .seconds(60))
         // The transport still works after the storm.
-        #expect(try await client.send(Endpoint<User>.get("/json")).name == "Ada")
+        #expect(try await client.send(Endpoint<User>(.get, "/json")).name == "Ada")
     }
 }
 
@@ -170,7 +170,7 @@ import Testing
         defer { server.stop() }
         let client = HTTPClient(baseURL: server.baseURL)
 
-        let echo = try await client.send(Endpoint<Echo>.post("/echo").body(.formURLEncoded([
+        let echo = try await client.send(Endpoint<Echo>(.post, "/echo").body(.formURLEncoded([
             (name: "user name", value: "Ada Lovelace"), (name: "q", value: "a&b=c+d/é"), (name: "empty", value: ""),
         ])))
 

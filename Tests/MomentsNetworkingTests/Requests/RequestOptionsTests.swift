@@ -1,0 +1,74 @@
+import Foundation
+@testable import MomentsNetworking
+import MomentsSupport
+import Testing
+
+/// A request's policies come from its `options` alone, each unset one falling back to
+/// the method (retries, caching) or to the client.
+@Suite struct RequestOptionsTests {
+    private struct Post: Request {
+        typealias Response = Data
+        var path: String { "/items" }
+        var method: HTTPMethod { .post }
+        var options = RequestOptions()
+    }
+
+    @Test func unsetRetriesAndCachingFollowTheMethod() {
+        let options = RequestOptions()
+        #expect(options.allowsRetry(for: .get) && options.allowsRetry(for: .put) && options.allowsRetry(for: .delete))
+        #expect(!options.allowsRetry(for: .post) && !options.allowsRetry(for: .patch))
+        #expect(options.isCacheable(for: .get) && !options.isCacheable(for: .head) && !options.isCacheable(for: .post))
+        let chosen = RequestOptions(allowsRetry: false, isCacheable: true)
+        #expect(!chosen.allowsRetry(for: .get) && chosen.isCacheable(for: .post))
+    }
+
+    @Test func aPostIsRetriedOnlyWhenItsOptionsSaySo() async throws {
+        let failures = Counter()
+        let transport = StubTransport { _ in
+            if failures.next() == 0 { throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset")) }
+            return HTTPResponse(statusCode: 200, body: Data("ok".utf8))
+        }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, sleep: { _ in })
+        }
+        await #expect(throws: HTTPClientError.self) { try await client.send(Post()) }
+        #expect(transport.requests.count == 1, "a POST is not retried by default")
+
+        failures.reset()
+        let answer = try await client.send(Post(options: RequestOptions(allowsRetry: true)))
+        #expect(answer == Data("ok".utf8))
+        #expect(transport.requests.count == 3, "opted in, it is sent again after the reset")
+    }
+
+    @Test func theDeadlineAndTheDownloadFileComeFromTheOptions() async throws {
+        let transport = StubTransport(statusCode: 200, body: Data())
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.timeout = .seconds(30) }
+        _ = try await client.send(Post(options: RequestOptions(timeout: .seconds(2))))
+        let sent = try #require(transport.requests.last)
+        #expect(sent.timeout <= .seconds(2), "the request's own deadline, not the client's 30 s")
+
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("options-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let writer = StubTransport { request in
+            let file = try #require(request.destination)
+            try Data("exported".utf8).write(to: file)
+            return HTTPResponse(statusCode: 200, body: Data(), bodyFile: file)
+        }
+        let downloader = HTTPClient(baseURL: testBaseURL, transport: writer)
+        let file = try await downloader.send(FileDownload(path: "/export", to: destination))
+        #expect(writer.requests.last?.destination == destination && file == destination)
+        #expect(try Data(contentsOf: file) == Data("exported".utf8))
+    }
+}
+
+/// Counts calls, from any thread.
+private final class Counter: Sendable {
+    private let value = PThreadMutex(0)
+    func next() -> Int {
+        value.withLock { count in
+            defer { count += 1 }
+            return count
+        }
+    }
+    func reset() { value.withLock { $0 = 0 } }
+}
