@@ -26,9 +26,9 @@ public actor DiskResponseCache: ResponseCache {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The directory holding the entries.
-    public nonisolated let directory: URL
+    package nonisolated let directory: URL
     /// The most bytes kept.
-    public nonisolated let byteLimit: Int
+    package nonisolated let byteLimit: Int
     private var entries: [CacheKey: Entry] = [:]
     private var totalSize = 0
     private var clock: UInt64 = 0
@@ -42,9 +42,9 @@ public actor DiskResponseCache: ResponseCache {
 
     /// How long an entry is kept after it was stored, fresh or not; `nil` keeps it
     /// until evicted for space.
-    public nonisolated let maximumAge: Duration?
+    package nonisolated let maximumAge: Duration?
     /// How often expired entries are purged, when there is a ``maximumAge``.
-    public nonisolated let purgeInterval: Duration
+    package nonisolated let purgeInterval: Duration
     private nonisolated let purging = PThreadMutex<Task<Void, Never>?>(nil)
 
     /// Opens (creating if needed) a cache directory.

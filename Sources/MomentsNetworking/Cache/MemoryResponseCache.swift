@@ -15,12 +15,12 @@ public final class MemoryResponseCache: ResponseCache {
     }
 
     /// The most entries kept.
-    public let countLimit: Int
+    package let countLimit: Int
     /// The most bytes kept.
-    public let costLimit: Int
+    package let costLimit: Int
     /// How long this tier keeps an entry after it was stored, fresh or not; `nil`
     /// keeps it until evicted.
-    public let maximumAge: Duration?
+    package let maximumAge: Duration?
     private let state = PThreadMutex(State())
 
     /// - Parameters:

@@ -6,9 +6,9 @@
 /// ```
 public struct TieredResponseCache: ResponseCache {
     /// The fast tier, read first.
-    public let memory: any ResponseCache
+    package let memory: any ResponseCache
     /// The large tier, read when the fast one misses.
-    public let disk: any ResponseCache
+    package let disk: any ResponseCache
 
     /// A cache reading `memory` first, then `disk`.
     public init(memory: any ResponseCache, disk: any ResponseCache) {

@@ -24,7 +24,7 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     public let httpVersion: HTTPVersion?
 
     /// Creates a decoded response.
-    public init(
+    package init(
         value: Value, statusCode: Int, headers: HTTPHeaders, body: Data = Data(), duration: Duration,
         isFromCache: Bool = false, sentAt: ContinuousClock.Instant? = nil, httpVersion: HTTPVersion? = nil
     ) {

@@ -78,7 +78,7 @@ public struct MultipartForm: Sendable, Hashable {
     ///
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when a file cannot
     ///   be read, or the boundary is not a valid one (1 to 70 characters of RFC 2046's set).
-    public func streamedBody() throws -> StreamedBody {
+    package func streamedBody() throws -> StreamedBody {
         guard Self.isValidBoundary(boundary) else {
             throw HTTPClientError.invalidRequest("the multipart boundary \(boundary.debugDescription) is not 1 to 70 of RFC 2046's characters")
         }

@@ -76,7 +76,7 @@ public struct RequestBody: Sendable {
 
     /// Whether the body is streamed from disk (``file(_:contentType:)``,
     /// ``multipart(_:)``) rather than encoded into memory.
-    public var isStreamed: Bool {
+    package var isStreamed: Bool {
         switch content {
         case .file, .multipart: true
         case .json, .data, .jsonObjectEnding: false
@@ -88,7 +88,7 @@ public struct RequestBody: Sendable {
     ///
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when a file cannot
     ///   be read.
-    public func streamedBody() throws -> StreamedBody? {
+    package func streamedBody() throws -> StreamedBody? {
         switch content {
         case .file(let url): StreamedBody([try StreamedBody.file(url)])
         case .multipart(let form): try form.streamedBody()
@@ -98,7 +98,7 @@ public struct RequestBody: Sendable {
 
     /// The bytes to send. A streamed body is read whole here; the client never does
     /// that, it hands ``streamedBody()`` to the transport.
-    public func encoded(with encoder: JSONEncoder) throws -> Data {
+    package func encoded(with encoder: JSONEncoder) throws -> Data {
         switch content {
         case .json(let value): try encoder.encode(value)
         case .data(let data): data

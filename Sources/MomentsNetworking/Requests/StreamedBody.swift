@@ -14,14 +14,14 @@ public import Foundation
 /// for a retry or a redirect).
 public struct StreamedBody: Sendable, Hashable {
     /// One piece of the body.
-    public enum Segment: Sendable, Hashable {
+    package enum Segment: Sendable, Hashable {
         /// Bytes in memory.
         case bytes(Data)
         /// A file, read from disk as it is sent, of the length it had when the body was made.
         case file(URL, length: Int64)
 
         /// The segment's length in bytes.
-        public var length: Int64 {
+        package var length: Int64 {
             switch self {
             case .bytes(let data): Int64(data.count)
             case .file(_, let length): length
@@ -30,12 +30,12 @@ public struct StreamedBody: Sendable, Hashable {
     }
 
     /// The pieces, in order.
-    public let segments: [Segment]
+    package let segments: [Segment]
     /// The whole body's length in bytes (what `Content-Length` announces).
     public let length: Int64
 
     /// A body of `segments`, in order.
-    public init(_ segments: [Segment]) {
+    package init(_ segments: [Segment]) {
         self.segments = segments
         length = segments.reduce(0) { $0 + $1.length }
     }
@@ -44,7 +44,7 @@ public struct StreamedBody: Sendable, Hashable {
     ///
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when it is not a
     ///   readable regular file.
-    public static func file(_ url: URL) throws -> Segment {
+    package static func file(_ url: URL) throws -> Segment {
         var status = stat()
         guard stat(url.path, &status) == 0 else {
             throw HTTPClientError.invalidRequest("cannot send the file \(url.path): \(String(cString: strerror(errno)))")
