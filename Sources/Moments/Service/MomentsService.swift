@@ -11,10 +11,6 @@ public protocol MomentsService: Sendable {
     /// Fetches `userID`'s timeline, with likes.
     func getMoments(userID: String) async throws -> MomentsDetails
 
-    /// Fetches `userID`'s timeline under a cache policy. Services without a cache
-    /// ignore the policy.
-    nonisolated(nonsending) func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails
-
     /// Has `userID` like (`true`) or unlike (`false`) a moment; returns `userID`'s
     /// timeline as it is after the change.
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
@@ -22,16 +18,15 @@ public protocol MomentsService: Sendable {
     /// Fetches `userID`'s timeline under a cache policy with one answer (every policy but
     /// `CachePolicy.localThenRemote`), and says where the answer came from.
     ///
-    /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
-    /// answer as the server's.
+    /// The default fetches with ``getMoments(userID:)``, ignoring the policy, and
+    /// reports the answer as the server's.
     nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer
 
     /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
     /// as it arrives: at most a cached answer and then the server's (for
     /// `CachePolicy.localThenRemote`, both).
     ///
-    /// The default fetches with ``getMoments(userID:cachePolicy:)`` and reports the
-    /// answer as the server's.
+    /// The default hands on ``refreshAnswer(userID:cachePolicy:)``'s one answer.
     nonisolated(nonsending) func refreshAnswers(
         userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws
@@ -53,14 +48,10 @@ public protocol MomentsService: Sendable {
 }
 
 extension MomentsService {
-    /// The default ignores `cachePolicy` and asks ``getMoments(userID:)``.
-    public nonisolated(nonsending) func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
-        try await getMoments(userID: userID)
-    }
-
-    /// The default: ``getMoments(userID:cachePolicy:)``, as an answer of the server.
+    /// The default: ``getMoments(userID:)`` (a service without a cache ignores the
+    /// policy), as an answer of the server.
     public nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
-        MomentsAnswer(details: try await getMoments(userID: userID, cachePolicy: cachePolicy), origin: .server(sentAt: nil))
+        MomentsAnswer(details: try await getMoments(userID: userID), origin: .server(sentAt: nil))
     }
 
     /// The default: ``refreshAnswer(userID:cachePolicy:)``, once.

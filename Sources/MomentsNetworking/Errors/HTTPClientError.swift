@@ -72,10 +72,11 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public let transportFailure: TransportFailure?
     /// Where decoding failed, for ``Code-swift.struct/decodingFailure``.
     public let decodingFailure: DecodingFailure?
-    /// The errors a GraphQL server returned, for ``Code-swift.struct/graphQLFailure``.
-    public let graphQLErrors: [GraphQLError]
+    /// The errors a GraphQL server returned, for ``Code-swift.struct/graphQLFailure``
+    /// (users read them in ``graphQL``).
+    package let graphQLErrors: [GraphQLError]
     /// The `data` a GraphQL server returned beside its errors, as JSON bytes, if any.
-    public let graphQLPartialData: Data?
+    package let graphQLPartialData: Data?
     /// The error that caused this one, if any (a validation error, an encoding error).
     public let underlyingError: (any Error)?
     /// A short, human-readable explanation.

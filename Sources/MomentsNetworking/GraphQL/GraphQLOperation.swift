@@ -170,7 +170,7 @@ extension HTTPClientError {
     ///
     /// - Throws: ``Code-swift.struct/decodingFailure`` if there is none or it does not
     ///   decode as `T`.
-    public func decodeGraphQLPartialData<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+    package func decodeGraphQLPartialData<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
         guard let graphQLPartialData else {
             throw HTTPClientError(code: .decodingFailure, reason: "the GraphQL answer carried no partial data")
         }
