@@ -41,10 +41,17 @@ public struct GetMomentsByUserID: GraphQLOperation {
 
     /// The values sent with the document.
     public var variables: Variables
-    /// How the client treats it: a read, so retried, hedged (a slow attempt is sent a
-    /// second time, see `HedgingPolicy`) and cacheable by its body, with the cache
-    /// policy given to ``init(userID:withLikes:cachePolicy:)``.
-    public var options: RequestOptions
+    /// Where the answer may come from; `nil` uses the client's policy.
+    public var cachePolicy: CachePolicy?
+    /// Whether a slow attempt is sent a second time (see `HedgingPolicy`). The default
+    /// is `true`: a read of a timeline is safe to repeat.
+    public var hedges: Bool = true
+
+    /// A read: retried, hedged unless ``hedges`` is `false`, cacheable by its body,
+    /// under ``cachePolicy``. Made on each read, so that the query itself stays small.
+    public var options: RequestOptions {
+        RequestOptions(allowsRetry: true, hedges: hedges, isCacheable: true, cachePolicy: cachePolicy)
+    }
 
     /// - Parameters:
     ///   - userID: Whose timeline to fetch.
@@ -52,7 +59,7 @@ public struct GetMomentsByUserID: GraphQLOperation {
     ///   - cachePolicy: Where the answer may come from; `nil` uses the client's.
     public init(userID: String, withLikes: Bool = true, cachePolicy: CachePolicy? = nil) {
         variables = Variables(userID: userID, withLikes: withLikes)
-        options = RequestOptions(allowsRetry: true, hedges: true, isCacheable: true, cachePolicy: cachePolicy)
+        self.cachePolicy = cachePolicy
     }
 
     /// Decodes a clean answer with a fast reader of its own, and anything else (errors,

@@ -124,10 +124,11 @@ extension HTTPClient {
         for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
     ) async throws -> CacheSlot? {
         // A streamed body (a file) is never cached: its key would have to read it all.
-        guard request.options.isCacheable(for: request.method), configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
+        let options = request.options
+        guard options.isCacheable(for: request.method), configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
         var headers = httpRequest.headers
         do {
-            for middleware in configuration.middlewares + request.options.middlewares {
+            for middleware in configuration.middlewares + options.middlewares {
                 if let authentication = middleware as? AuthenticationMiddleware {
                     let credential = try await authentication.nextCredential()
                     headers[credential.name] = credential.value

@@ -51,20 +51,21 @@ extension HTTPClient {
         var exchange: Exchange?
         let sent = SentRequests(keepsIdentity: key != nil)
         do {
-            let context = RequestContext(requestType: R.self, allowsRetry: request.options.allowsRetry(for: request.method), priority: request.options.priority)
-            let middlewares = request.options.middlewares
+            let options = request.options  // read once: each read copies the whole value
+            let context = RequestContext(requestType: R.self, allowsRetry: options.allowsRetry(for: request.method), priority: options.priority)
+            let middlewares = options.middlewares
             // A file upload or download is never shared: each caller has its own file.
-            let coalesces = request.options.isCacheable(for: request.method) && configuration.coalescesRequests
+            let coalesces = options.isCacheable(for: request.method) && configuration.coalescesRequests
                 && httpRequest.streamedBody == nil && httpRequest.destination == nil
-            let result = try await tracked(latestWinsKey: request.options.latestWinsKey, groups: request.options.groups) {
+            let result = try await tracked(latestWinsKey: options.latestWinsKey, groups: options.groups) {
                 try await self.exchangeWithRetry(
-                    httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces, hedges: request.options.hedges
+                    httpRequest, context: context, middlewares: middlewares, sent: sent, coalesces: coalesces, hedges: options.hedges
                 )
             }
             exchange = result
             let value = try decode(result.response, for: request, sentAs: httpRequest)
             if let key, let cache = configuration.cache, sent.lastIdentity == key.identity {
-                await cache.store(CachedResponse(result.response, storedAt: configuration.now(), timeToLive: request.options.cacheTTL ?? configuration.cacheTTL), for: key.key)
+                await cache.store(CachedResponse(result.response, storedAt: configuration.now(), timeToLive: options.cacheTTL ?? configuration.cacheTTL), for: key.key)
             }
             if recorder.isActive {
                 recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: result.response,

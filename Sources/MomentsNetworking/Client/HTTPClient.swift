@@ -134,7 +134,8 @@ public actor HTTPClient {
         } catch {
             throw HTTPClientError.invalidRequest("\(R.self) is invalid: \(error)", underlyingError: error)
         }
-        if R.Response.self == URL.self, request.options.downloadDestination == nil {
+        let options = request.options
+        if R.Response.self == URL.self, options.downloadDestination == nil {
             throw HTTPClientError.invalidRequest("\(R.self) answers with a file but names no downloadDestination")
         }
         let url = try makeURL(path: request.path, query: request.query)
@@ -159,9 +160,9 @@ public actor HTTPClient {
             headers: headers.merging(request.headers),
             body: bodyData,
             streamedBody: streamedBody,
-            timeout: request.options.timeout ?? configuration.timeout,
+            timeout: options.timeout ?? configuration.timeout,
             maximumResponseSize: configuration.maximumResponseSize,
-            destination: request.options.downloadDestination
+            destination: options.downloadDestination
         )
     }
 
