@@ -10,8 +10,8 @@ public import Foundation
 /// The directory is created 0700 and every file 0600: entries are authenticated answers.
 ///
 /// Its reads, writes and `fsync`s run on a thread of its own, never on Swift's
-/// cooperative threads. With a ``maximumAge``, expired entries are also purged every
-/// ``purgeInterval`` in small batches, so lookups and stores go on meanwhile.
+/// cooperative threads. With a `maximumAge`, expired entries are also purged every
+/// `purgeInterval` in small batches, so lookups and stores go on meanwhile.
 public actor DiskResponseCache: ResponseCache {
     private struct Entry {
         var size: Int
@@ -105,9 +105,9 @@ public actor DiskResponseCache: ResponseCache {
         executor.shutDown()
     }
 
-    /// Removes every entry older than ``maximumAge``, a few at a time so that lookups
+    /// Removes every entry older than `maximumAge`, a few at a time so that lookups
     /// and stores waiting on the cache go between them. Runs by itself every
-    /// ``purgeInterval``; call it to purge now.
+    /// `purgeInterval`; call it to purge now.
     public func purgeExpired() async {
         guard let maximumAge else { return }
         let oldest = Date().addingTimeInterval(-maximumAge.seconds)
