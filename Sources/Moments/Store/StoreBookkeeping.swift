@@ -50,9 +50,9 @@ struct ConvergenceBookkeeping {
 }
 
 /// Work in flight (refreshes, likes, settling, loads for subscribers), so that
-/// ``MomentsStore/idle()`` can wait for none.
+/// ``MomentsStore/waitUntilIdle()`` can wait for none.
 struct ActivityCount {
     var count = 0
-    /// Waiters of ``MomentsStore/idle()``, resumed when the count falls to zero.
+    /// Waiters of ``MomentsStore/waitUntilIdle()``, resumed when the count falls to zero.
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
 }

@@ -5,12 +5,12 @@ extension HTTPClient {
     // MARK: - Cache policies
 
     nonisolated func resolve<R: Request>(
-        _ request: R, _ httpRequest: HTTPRequest, policy: CachePolicy, started: ContinuousClock.Instant
+        _ request: R, _ httpRequest: HTTPRequest, options: RequestOptions, policy: CachePolicy, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
-        let key = try await cacheSlot(for: request, httpRequest, started: started)
+        let key = try await cacheSlot(for: request, httpRequest, options: options, started: started)
         switch policy {
         case .remote:
-            return try await fetch(request, httpRequest, key: key, started: started)
+            return try await fetch(request, httpRequest, options: options, key: key, started: started)
         case .local:
             if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
                 return value
@@ -23,17 +23,17 @@ extension HTTPClient {
             if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: true, started: started) {
                 return value
             }
-            return try await fetch(request, httpRequest, key: key, started: started)
+            return try await fetch(request, httpRequest, options: options, key: key, started: started)
         case .localThenRemote:
             if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
                 // The network answer replaces the cached one for the next read.
-                Task { _ = try? await self.fetch(request, httpRequest, key: key, started: .now) }
+                Task { _ = try? await self.fetch(request, httpRequest, options: options, key: key, started: .now) }
                 return value
             }
-            return try await fetch(request, httpRequest, key: key, started: started)
+            return try await fetch(request, httpRequest, options: options, key: key, started: started)
         case .remoteThenLocal:
             do {
-                return try await fetch(request, httpRequest, key: key, started: started)
+                return try await fetch(request, httpRequest, options: options, key: key, started: started)
             } catch let error as HTTPClientError where fallsBackToCache(error) {
                 guard let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) else {
                     throw error
@@ -82,16 +82,17 @@ extension HTTPClient {
         for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
     ) async throws {
         let started = ContinuousClock.now
-        let httpRequest = try makeHTTPRequest(for: request)
-        let policy = request.options.cachePolicy ?? configuration.cachePolicy
+        let options = request.options
+        let httpRequest = try makeHTTPRequest(for: request, options: options)
+        let policy = options.cachePolicy ?? configuration.cachePolicy
         guard policy == .localThenRemote else {
-            return try await deliver(resolve(request, httpRequest, policy: policy, started: started))
+            return try await deliver(resolve(request, httpRequest, options: options, policy: policy, started: started))
         }
-        let key = try await cacheSlot(for: request, httpRequest, started: started)
+        let key = try await cacheSlot(for: request, httpRequest, options: options, started: started)
         if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
             try await deliver(value)
         }
-        try await deliver(fetch(request, httpRequest, key: key, started: .now))
+        try await deliver(fetch(request, httpRequest, options: options, key: key, started: .now))
     }
 
     /// Removes the cached answer `request` would be served, if any.
@@ -99,8 +100,9 @@ extension HTTPClient {
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` if the request is invalid.
     public nonisolated func removeCachedResponse<R: Request>(for request: R) async throws {
         guard let cache = configuration.cache else { return }
-        let httpRequest = try makeHTTPRequest(for: request)
-        guard let slot = try await cacheSlot(for: request, httpRequest, started: .now) else { return }
+        let options = request.options
+        let httpRequest = try makeHTTPRequest(for: request, options: options)
+        guard let slot = try await cacheSlot(for: request, httpRequest, options: options, started: .now) else { return }
         await cache.removeResponse(for: slot.key)
     }
 
@@ -121,10 +123,9 @@ extension HTTPClient {
     /// builds, then the authentication middleware's next token. A middleware that may
     /// add credentials makes the identity unknowable, and the request uncached.
     private nonisolated func cacheSlot<R: Request>(
-        for request: R, _ httpRequest: HTTPRequest, started: ContinuousClock.Instant
+        for request: R, _ httpRequest: HTTPRequest, options: RequestOptions, started: ContinuousClock.Instant
     ) async throws -> CacheSlot? {
         // A streamed body (a file) is never cached: its key would have to read it all.
-        let options = request.options
         guard options.isCacheable(for: request.method), configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
         var headers = httpRequest.headers
         do {

@@ -46,12 +46,11 @@ extension HTTPClient {
     /// Every credential value the request sent is removed from the text of its error
     /// and of its log record.
     nonisolated func fetch<R: Request>(
-        _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, started: ContinuousClock.Instant
+        _ request: R, _ httpRequest: HTTPRequest, options: RequestOptions, key: CacheSlot?, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
         var exchange: Exchange?
         let sent = SentRequests(keepsIdentity: key != nil)
         do {
-            let options = request.options  // read once: each read copies the whole value
             let context = RequestContext(requestType: R.self, allowsRetry: options.allowsRetry(for: request.method), priority: options.priority)
             let middlewares = options.middlewares
             // A file upload or download is never shared: each caller has its own file.

@@ -87,8 +87,9 @@ public actor HTTPClient {
     /// - Throws: ``HTTPClientError``.
     public nonisolated func response<R: Request>(for request: R) async throws -> DecodedResponse<R.Response> {
         let started = ContinuousClock.now
-        let httpRequest = try makeHTTPRequest(for: request)
-        return try await resolve(request, httpRequest, policy: request.options.cachePolicy ?? configuration.cachePolicy, started: started)
+        let options = request.options  // read once per call: a request may make it on each read
+        let httpRequest = try makeHTTPRequest(for: request, options: options)
+        return try await resolve(request, httpRequest, options: options, policy: options.cachePolicy ?? configuration.cachePolicy, started: started)
     }
 
     /// Cancels every request of this client in flight; each fails with
@@ -128,13 +129,18 @@ public actor HTTPClient {
     /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` or
     ///   ``HTTPClientError/Code-swift.struct/cancelled``.
     package nonisolated func makeHTTPRequest<R: Request>(for request: R) throws -> HTTPRequest {
+        try makeHTTPRequest(for: request, options: request.options)
+    }
+
+    /// Validates `request`, whose options are `options`, and builds what the transport
+    /// sends.
+    nonisolated func makeHTTPRequest<R: Request>(for request: R, options: RequestOptions) throws -> HTTPRequest {
         if Task.isCancelled { throw HTTPClientError.cancelled() }
         do {
             try request.validate()
         } catch {
             throw HTTPClientError.invalidRequest("\(R.self) is invalid: \(error)", underlyingError: error)
         }
-        let options = request.options
         if R.Response.self == URL.self, options.downloadDestination == nil {
             throw HTTPClientError.invalidRequest("\(R.self) answers with a file but names no downloadDestination")
         }

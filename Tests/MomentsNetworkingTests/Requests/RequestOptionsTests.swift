@@ -23,9 +23,13 @@ import Testing
     }
 
     @Test func aPostIsRetriedOnlyWhenItsOptionsSaySo() async throws {
-        let failures = Counter()
+        let sends = PThreadMutex(0)  // the attempts since the last reset
         let transport = StubTransport { _ in
-            if failures.next() == 0 { throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset")) }
+            let earlier = sends.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            if earlier == 0 { throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset")) }
             return HTTPResponse(statusCode: 200, body: Data("ok".utf8))
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
@@ -34,7 +38,7 @@ import Testing
         await #expect(throws: HTTPClientError.self) { try await client.send(Post()) }
         #expect(transport.requests.count == 1, "a POST is not retried by default")
 
-        failures.reset()
+        sends.withLock { $0 = 0 }
         let answer = try await client.send(Post(options: RequestOptions(allowsRetry: true)))
         #expect(answer == Data("ok".utf8))
         #expect(transport.requests.count == 3, "opted in, it is sent again after the reset")
@@ -61,14 +65,3 @@ import Testing
     }
 }
 
-/// Counts calls, from any thread.
-private final class Counter: Sendable {
-    private let value = PThreadMutex(0)
-    func next() -> Int {
-        value.withLock { count in
-            defer { count += 1 }
-            return count
-        }
-    }
-    func reset() { value.withLock { $0 = 0 } }
-}
