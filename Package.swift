@@ -5,7 +5,11 @@ let package = Package(
     name: "Moments",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "MomentsObservability", targets: ["MomentsObservability"]),
+        .library(name: "MomentsHTTP", targets: ["MomentsHTTP"]),
         .library(name: "MomentsNetworking", targets: ["MomentsNetworking"]),
+        .library(name: "MomentsGraphQL", targets: ["MomentsGraphQL"]),
+        .library(name: "MomentsCaching", targets: ["MomentsCaching"]),
         .library(name: "Moments", targets: ["Moments"]),
         .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
         .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
@@ -23,8 +27,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "MomentsSupport"),
-        .target(name: "MomentsNetworking", dependencies: ["MomentsSupport"]),
-        .target(name: "Moments", dependencies: ["MomentsNetworking", "MomentsSupport"]),
+        .target(name: "MomentsObservability", dependencies: ["MomentsSupport"]),
+        .target(name: "MomentsHTTP", dependencies: ["MomentsSupport"]),
+        .target(name: "MomentsNetworking", dependencies: ["MomentsHTTP", "MomentsObservability", "MomentsSupport"]),
+        .target(name: "MomentsGraphQL", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking"]),
+        .target(name: "MomentsCaching", dependencies: ["MomentsNetworking", "MomentsSupport"]),
+        .target(name: "Moments", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsNetworking", "MomentsObservability", "MomentsSupport"]),
         .systemLibrary(
             name: "MomentsCSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
@@ -34,18 +42,18 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
-        .target(name: "MomentsCurl", dependencies: ["MomentsNetworking", "MomentsCCurl", "MomentsSupport"]),
+        .target(name: "MomentsCurl", dependencies: ["MomentsHTTP", "MomentsCCurl", "MomentsSupport"]),
         .systemLibrary(
             name: "MomentsCPostgres",
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsCPostgres", "MomentsSupport"]),
-        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsCSQLite", "MomentsSupport"]),
+        .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsObservability", "MomentsCPostgres", "MomentsSupport"]),
+        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsObservability", "MomentsCSQLite", "MomentsSupport"]),
         .target(
             name: "MomentsCommandLine",
-            dependencies: [
-                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsSupport",
+            dependencies: ["MomentsHTTP", 
+                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCaching", "MomentsObservability", "MomentsSupport",
                 .target(name: "MomentsCurl", condition: .when(traits: ["Curl"])),
                 .target(name: "MomentsPostgres", condition: .when(traits: ["Postgres"])),
             ]
@@ -54,16 +62,16 @@ let package = Package(
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
-            dependencies: [
-                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline",
+            dependencies: ["MomentsHTTP", 
+                "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCaching", "MomentsObservability", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline",
                 "MomentsPostgres", "MomentsCPostgres", "MomentsTestSupport", "MomentsSupport",
             ],
             path: "Benchmarks/MomentsBenchmarks"
         ),
-        .target(name: "MomentsTestSupport", dependencies: ["MomentsNetworking", "Moments", "MomentsSupport"], path: "Tests/MomentsTestSupport"),
+        .target(name: "MomentsTestSupport", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsSupport"], path: "Tests/MomentsTestSupport"),
         .executableTarget(
             name: "MomentsTransferProbe",
-            dependencies: ["MomentsNetworking", "MomentsCurl"],
+            dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsCurl"],
             path: "Tests/MomentsTransferProbe"
         ),
         .executableTarget(
@@ -71,21 +79,21 @@ let package = Package(
             dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"],
             path: "Tests/MomentsCrashWriter"
         ),
-        .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsNetworking", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport"]),
         .testTarget(
             name: "MomentsTransportTests",
-            dependencies: ["MomentsNetworking", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]
+            dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]
         ),
-        .testTarget(name: "MomentsTests", dependencies: ["Moments", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter"]),
+        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(
             name: "MomentsSQLiteTests",
-            dependencies: ["MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsTestSupport", "MomentsCrashWriter"]
+            dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter"]
         ),
-        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsIntegrationTests", dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsSupport"]),
+        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",
-            dependencies: ["MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
+            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
         ),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsCaching
 
 /// A `.localOrRemote` cache hit through `HTTPClient.send`, beside a dictionary lookup and
 /// a decode of the same bytes.

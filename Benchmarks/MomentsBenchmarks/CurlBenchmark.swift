@@ -7,6 +7,7 @@ import MomentsCurl
 import MomentsCurlBaseline
 import MomentsNetworking
 import MomentsSupport
+import MomentsHTTP
 
 /// `CurlTransport` against a plain C program on libcurl's multi interface (the
 /// baseline), and the service over each transport, against the same nginx serving the

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Moments
 import MomentsNetworking
+import MomentsHTTP
 
 /// Where the round-trip time goes: bare `URLSession.data(for:)`, the transport alone,
 /// the client without decoding, and the full service call, against the same nginx.

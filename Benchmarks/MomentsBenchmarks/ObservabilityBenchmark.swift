@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// What tracing and metrics cost a call: `getMoments` against nginx with a tracer (which
 /// keeps every span, as an exporter's buffer would), a Prometheus registry and a current

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
+import MomentsHTTP
 
 /// A client against a failing BFF (the reference BFF's fault injection): what an outage
 /// costs the server, how fast calls fail while the breaker is open, how soon they

@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsCaching
 
 /// What the network commands share: the client, the service and the store, built from
 /// `--base-url`, `--store`, `--token`, `--timeout`, `--retries`, `--no-hedge`, `--cache-policy`,

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsSQLite
 import Synchronization
+import MomentsHTTP
 
 /// `moments demo`: the whole story against the reference BFF on loopback.
 struct DemoCommand {

@@ -2,6 +2,9 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsSQLite
+import MomentsObservability
+import MomentsCaching
+import MomentsHTTP
 
 /// The `moments` tool: parses the command line, runs the command, and returns the exit
 /// status (0 success, 1 failure, 2 wrong usage). Every failure is one line on stderr.

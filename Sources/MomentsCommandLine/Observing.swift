@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsObservability
 
 /// What a command run observes: its trace (continued from `TRACEPARENT`, the
 /// OpenTelemetry environment carrier; a new one with `--verbose`), the requests it

@@ -3,6 +3,7 @@ import Foundation
 import MomentsCurl
 #endif
 import MomentsNetworking
+import MomentsHTTP
 
 /// Which transport the network commands use: `--transport curl|urlsession` (or
 /// `$MOMENTS_TRANSPORT`), with `--ca-file PATH` for the curl transport. `--ca-file`

@@ -1,7 +1,7 @@
 import Foundation
 import MomentsCCurl
-import MomentsNetworking
 import MomentsSupport
+import MomentsHTTP
 
 /// Sets up easy handles: the transport's configuration once per handle, and each
 /// transfer's method, URL, fields, body and deadline. Runs on the event-loop thread.

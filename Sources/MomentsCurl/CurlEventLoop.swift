@@ -1,8 +1,8 @@
 import Foundation
 import MomentsCCurl
-import MomentsNetworking
 import Synchronization
 import MomentsSupport
+import MomentsHTTP
 
 /// One libcurl multi handle driven by one thread of its own: the thread adds submitted
 /// transfers, runs `curl_multi_perform`, answers finished transfers, and sleeps in

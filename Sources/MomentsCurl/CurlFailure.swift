@@ -1,5 +1,5 @@
 import MomentsCCurl
-import MomentsNetworking
+import MomentsHTTP
 
 /// A libcurl failure as libcurl reported it: its result code and its own message (from
 /// `CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`). It is the underlying error of the

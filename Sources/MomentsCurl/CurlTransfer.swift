@@ -1,8 +1,8 @@
 import Foundation
 import MomentsSupport
 import MomentsCCurl
-import MomentsNetworking
 import Synchronization
+import MomentsHTTP
 
 /// One request on its way through a ``CurlTransport``'s event loop: it gathers the
 /// answer from libcurl's callbacks and resumes its caller exactly once, whichever comes

@@ -1,4 +1,4 @@
-public import MomentsNetworking
+public import MomentsHTTP
 
 /// An `HTTPTransport` on libcurl's multi interface, for servers that outgrow
 /// `URLSessionTransport`: one event-loop thread per transport drives every request,

@@ -1,5 +1,5 @@
 import Foundation
-import MomentsNetworking
+import MomentsHTTP
 
 /// An answer's header fields as they arrived, kept as bytes in one buffer on the event
 /// loop's thread (no strings are made there), and made into `HTTPHeaders` by the

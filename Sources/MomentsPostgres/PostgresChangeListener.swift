@@ -2,10 +2,11 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// The change feed's own connection, on a thread of its own: `LISTEN`s on the channel,
 /// reads the rows each announcement of another instance names, and hands them to every
-/// subscriber as ``SharedChangeEvent/committed(_:)``.
+/// subscriber as `SharedChangeEvent.committed(_:)`.
 ///
 /// It proves its connection alive: every `heartbeatInterval` a heartbeat is announced on
 /// the channel (through another connection, by `sendHeartbeat`), and if it has not come
@@ -13,7 +14,7 @@ import MomentsSupport
 /// dead (a peer that vanished silently leaves the socket open and quiet) and replaced.
 ///
 /// When the connection is lost it reconnects (waiting 50 ms, doubling up to 2 s between
-/// attempts), listens again, and reports ``SharedChangeEvent/interrupted``: what was
+/// attempts), listens again, and reports `SharedChangeEvent.interrupted`: what was
 /// announced meanwhile is lost. The thread starts with ``start()``, which returns once
 /// the first `LISTEN` is active (or failed), and ends with ``stop()``.
 final class PostgresChangeListener: Sendable {
@@ -82,7 +83,7 @@ final class PostgresChangeListener: Sendable {
     }
 
     /// Starts the thread; returns once its first `LISTEN` is active or has failed (it
-    /// then keeps trying, and reports ``SharedChangeEvent/interrupted`` when it succeeds).
+    /// then keeps trying, and reports `SharedChangeEvent.interrupted` when it succeeds).
     func start() async {
         await withCheckedContinuation { continuation in
             let start = state.withLock { state -> Bool in

@@ -1,6 +1,7 @@
 public import Moments
 public import MomentsNetworking
 import Foundation
+public import MomentsObservability
 
 /// Timelines kept in a PostgreSQL database that several instances of a service share,
 /// each seeing the others' confirmed changes.

@@ -3,6 +3,7 @@ public import MomentsNetworking
 import MomentsCSQLite
 import MomentsSupport
 import Foundation
+public import MomentsObservability
 
 /// A `MomentsPersistence` in one SQLite database file (or `":memory:"`).
 ///

@@ -4,6 +4,7 @@ import MomentsNetworking
 @testable import MomentsCommandLine
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Commands run in-process against the reference BFF, output captured.
 @Suite(.serialized) struct CommandTests {

@@ -4,6 +4,7 @@ import MomentsCSQLite
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Help, versions, base URLs and error lines, as a newcomer meets them.
 @Suite struct UsageTests {

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Cancellation throws one documented error at every layer, wherever it lands: before
 /// the request, while it waits for the network, while the answer is decoded, applied or

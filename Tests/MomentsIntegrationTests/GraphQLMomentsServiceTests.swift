@@ -3,6 +3,8 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsGraphQL
+import MomentsHTTP
 
 /// `GraphQLMomentsService` through the real `URLSessionTransport` against the reference BFF.
 @Suite(.serialized) struct GraphQLMomentsServiceTests {

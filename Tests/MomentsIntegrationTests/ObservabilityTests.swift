@@ -4,6 +4,8 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsObservability
+import MomentsHTTP
 
 /// Trace context, spans and figures, against the reference BFF: what an operator's
 /// tools see of the SDK's work.
@@ -101,14 +103,14 @@ final class RecordingTracer: MomentsTracer {
         let name: String
         let context: TraceContext
         let parent: String
-        var attributes: [String: MomentsNetworking.SpanAttribute] = [:]
+        var attributes: [String: MomentsObservability.SpanAttribute] = [:]
         var ended = false
     }
 
     private let recorded = PThreadMutex<[Recorded]>([])
     var spans: [Recorded] { recorded.withLock { $0 } }
 
-    func startSpan(_ name: String, kind: MomentsNetworking.SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
+    func startSpan(_ name: String, kind: MomentsObservability.SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
         let index = recorded.withLock { all in
             all.append(Recorded(name: name, context: context, parent: parent.spanID))
             return all.count - 1
@@ -119,7 +121,7 @@ final class RecordingTracer: MomentsTracer {
     private struct Span: MomentsSpan {
         let tracer: RecordingTracer
         let index: Int
-        func setAttribute(_ key: String, _ value: MomentsNetworking.SpanAttribute) { tracer.recorded.withLock { $0[index].attributes[key] = value } }
+        func setAttribute(_ key: String, _ value: MomentsObservability.SpanAttribute) { tracer.recorded.withLock { $0[index].attributes[key] = value } }
         func recordError(_ error: any Error) { setAttribute("error", .string("\(error)")) }
         func end() { tracer.recorded.withLock { $0[index].ended = true } }
     }

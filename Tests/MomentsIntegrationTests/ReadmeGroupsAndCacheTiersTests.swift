@@ -3,6 +3,9 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsObservability
+import MomentsCaching
+import MomentsHTTP
 
 /// The README's "Groups, cache tiers, raw bodies" example, as written there (its `print`
 /// turned into expectations), against the reference BFF.

@@ -4,6 +4,9 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
+import MomentsCaching
+import MomentsHTTP
 
 private struct Stats: Decodable, Sendable {
     var requests: Int

@@ -4,6 +4,9 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
+import MomentsCaching
+import MomentsHTTP
 
 @Suite(.serialized) struct SecurityTests {
     static let token = "tok-5f3c9e1a-secret-must-never-show"

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
 
 /// The store with a response cache, and a refresh whose callers all give up, against
 /// the reference BFF.

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Every fault the reference BFF can inject, seen through a `MomentsStore`: the typed
 /// error, no hang past the deadline, and the persisted and streamed state unchanged.

@@ -1,5 +1,7 @@
 import Foundation
 import MomentsNetworking
+import MomentsGraphQL
+import MomentsHTTP
 
 struct User: Codable, Equatable, Sendable {
     var id: Int

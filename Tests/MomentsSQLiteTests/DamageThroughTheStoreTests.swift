@@ -5,6 +5,7 @@ import MomentsSQLite
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
 
 /// Damage met through the store: the damaged user's timeline is refetched and written
 /// anew, the store says so through its log hook, and no other user is touched.

@@ -6,6 +6,7 @@ import MomentsSQLite
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
 
 /// Reads are never refused when they could succeed; index damage is classified and
 /// repaired; a store that cannot be written says so before any side effect.

@@ -1,5 +1,6 @@
 public import Foundation
 import MomentsNetworking
+import MomentsHTTP
 
 /// The reference BFF (`Tools/bff/server.py`) run as a child process on a free port.
 public final class ReferenceBFF {

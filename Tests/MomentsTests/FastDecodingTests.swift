@@ -3,6 +3,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// The fast timeline reader must agree with `JSONDecoder` whenever it answers.
 @Suite struct FastDecodingTests {

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsHTTP
 
 /// Mutated BFF answers through decoding and the store: each ends in a value or a typed
 /// error, and the store only ever holds and emits valid timelines.

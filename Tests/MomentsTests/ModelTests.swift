@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import Testing
+import MomentsHTTP
 
 @Suite struct ModelTests {
     @Test func decodesOptionalUnicodeAndEmptyShapes() throws {

@@ -2,6 +2,8 @@ import Foundation
 import Moments
 import MomentsNetworking
 import Testing
+import MomentsGraphQL
+import MomentsHTTP
 
 @Suite struct OperationTests {
     private func client(_ transport: StubTransport) -> HTTPClient {

@@ -9,6 +9,7 @@
 import Foundation
 import MomentsCurl
 import MomentsNetworking
+import MomentsHTTP
 
 struct Upload: Request {
     typealias Response = Data

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// A request sent again on a new connection (the server closed the kept-alive one the
 /// moment the request arrived: an idle timeout racing it) carries its whole body, or

@@ -3,6 +3,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// What only `CurlTransport` offers: trust, identity and proxy controls, and the
 /// negotiated protocol version, against real TLS and proxy servers on loopback.

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Downloads to a file and the progress of uploads and downloads, through every
 /// transport, against loopback servers (`upload_server.py` sends a fixed pattern with

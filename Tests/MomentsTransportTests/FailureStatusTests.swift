@@ -2,6 +2,8 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsGraphQL
+import MomentsHTTP
 
 /// Every failure the server answered names its status and the URL, whatever the body
 /// (plain, gzip-encoded, a GraphQL error envelope) and whichever transport carried it.

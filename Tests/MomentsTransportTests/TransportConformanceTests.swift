@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// The contract of ``HTTPTransport`` (see its documentation), checked against every
 /// transport the SDK ships, on a real loopback server that misbehaves on purpose.

@@ -3,6 +3,7 @@ import MomentsCurl
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// The transports the conformance suite runs against.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Streamed bodies (a file, a `multipart/form-data` form with files) through every
 /// transport, to a loopback server (`Tools/fixture-server/upload_server.py`) that hashes

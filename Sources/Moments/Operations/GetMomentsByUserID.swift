@@ -1,5 +1,7 @@
 public import Foundation
 public import MomentsNetworking
+public import MomentsGraphQL
+public import MomentsHTTP
 
 /// The query `getMomentsDetailsByUserID`: a user's timeline.
 ///

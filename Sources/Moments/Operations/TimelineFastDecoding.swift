@@ -1,5 +1,7 @@
 import Foundation
 import MomentsNetworking
+import MomentsGraphQL
+import MomentsHTTP
 
 extension GraphQLOperation where Response == MomentsDetails {
     /// Decodes a clean answer whose `data.<field>` is a timeline with the fast reader,

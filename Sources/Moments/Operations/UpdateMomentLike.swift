@@ -1,5 +1,7 @@
 public import Foundation
 public import MomentsNetworking
+public import MomentsGraphQL
+public import MomentsHTTP
 
 /// The mutation `updateMomentLike`: `userID` likes or unlikes a moment.
 ///

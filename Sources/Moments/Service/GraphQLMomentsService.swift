@@ -1,5 +1,7 @@
 public import Foundation
 public import MomentsNetworking
+import MomentsObservability
+public import MomentsHTTP
 
 /// A ``MomentsService`` over the BFF's GraphQL API.
 ///
@@ -75,7 +77,7 @@ public struct GraphQLMomentsService: MomentsService {
 }
 
 extension MomentsAnswer {
-    /// The answer of a response from ``HTTPClient``.
+    /// The answer of a response from `HTTPClient`.
     init(_ response: DecodedResponse<MomentsDetails>) {
         self.init(details: response.value, origin: response.isFromCache ? .cache : .server(sentAt: response.sentAt))
     }

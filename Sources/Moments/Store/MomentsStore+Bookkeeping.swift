@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// Eviction, the count of work in flight, and debug and log records.
 extension MomentsStore {

@@ -1,4 +1,5 @@
 public import MomentsNetworking
+public import MomentsObservability
 
 extension MomentsStore {
     /// How a ``MomentsStore`` keeps timelines and delivers changes.

@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// Settling answers of unknown order with the server, and emitting changes to
 /// `changes()` consumers and `updates(for:)` subscribers.

@@ -1,6 +1,8 @@
 import Foundation
 public import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
+import MomentsHTTP
 
 /// Refreshing a timeline: one call per user at a time, its answer applied under the
 /// ordering rule, emitted, then persisted; and timelines read back from persistence.

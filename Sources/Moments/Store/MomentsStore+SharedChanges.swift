@@ -1,4 +1,5 @@
 import MomentsNetworking
+import MomentsObservability
 /// Changes other instances committed, arriving through the configured
 /// ``MomentsStore/Configuration-swift.struct/changeBus``.
 extension MomentsStore {

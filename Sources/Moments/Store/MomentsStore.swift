@@ -1,5 +1,6 @@
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// The single source of truth for many users' timelines.
 ///

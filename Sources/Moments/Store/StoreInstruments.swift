@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
 
 /// A store's figures (see ``MomentsStore/Configuration-swift.struct/metrics``): made
 /// once, set where they change. Without a metrics factory every member does nothing.

@@ -1,3 +1,4 @@
+import MomentsHTTP
 /// Where an answer may come from: the network, the cache, or both, and in which order.
 ///
 /// What each policy does with each outcome of the network (a cached answer is *fresh*
@@ -19,7 +20,7 @@ public enum CachePolicy: Sendable, Hashable {
     /// Always the network; a fresh answer is stored for later reads.
     case remote
     /// The cache only: a miss or an expired entry is
-    /// ``HTTPClientError/Code-swift.struct/cacheMiss``, and nothing is sent.
+    /// `HTTPClientError.Code.cacheMiss`, and nothing is sent.
     case local
     /// A fresh cached answer if there is one, otherwise the network (stored).
     case localOrRemote

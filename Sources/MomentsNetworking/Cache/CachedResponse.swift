@@ -1,5 +1,6 @@
 public import Foundation
 import MomentsSupport
+public import MomentsHTTP
 
 /// An answer kept in a ``ResponseCache``.
 public struct CachedResponse: Sendable, Hashable, Codable {

@@ -1,7 +1,7 @@
 /// Keeps answers for ``HTTPClient``'s cache policies.
 ///
-/// Implementations: ``MemoryResponseCache``, ``DiskResponseCache``, and
-/// ``TieredResponseCache`` over both. Only successful answers of cacheable requests are
+/// Implementations: `MemoryResponseCache`, `DiskResponseCache`, and
+/// `TieredResponseCache` over both. Only successful answers of cacheable requests are
 /// stored: never failure statuses, GraphQL errors or mutations.
 public protocol ResponseCache: Sendable {
     /// The entry for `key`, fresh or not, or `nil`.

@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// A decoded value together with what is known about the answer it came from.
 public struct DecodedResponse<Value: Sendable>: Sendable {
@@ -20,7 +21,7 @@ public struct DecodedResponse<Value: Sendable>: Sendable {
     /// server computed the answer after this instant.
     public let sentAt: ContinuousClock.Instant?
     /// The protocol version of the exchange, when the transport reports it (see
-    /// ``HTTPResponse/httpVersion``); `nil` for an answer from the cache.
+    /// `HTTPResponse.httpVersion`); `nil` for an answer from the cache.
     public let httpVersion: HTTPVersion?
 
     /// Creates a decoded response.

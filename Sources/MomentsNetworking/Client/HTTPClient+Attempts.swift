@@ -1,5 +1,6 @@
 import Foundation
 import MomentsSupport
+import MomentsHTTP
 
 /// A call's attempts: one deadline over all of them, retries drawn on the budget, and
 /// hedges for slow reads.

@@ -1,4 +1,5 @@
 import MomentsSupport
+public import MomentsHTTP
 
 extension HTTPClient {
     /// Sends `requests` in parallel, at most `maximumConcurrency` at a time, and returns

@@ -1,5 +1,6 @@
 import Foundation
 import MomentsSupport
+import MomentsHTTP
 
 extension HTTPClient {
     // MARK: - Cache policies
@@ -45,7 +46,7 @@ extension HTTPClient {
 
     /// The answers `request`'s cache policy (or the client's) allows, as they arrive:
     /// - `.remote`: the network's;
-    /// - `.local`: the fresh cached one, or ``HTTPClientError/Code-swift.struct/cacheMiss``;
+    /// - `.local`: the fresh cached one, or `HTTPClientError.Code.cacheMiss`;
     /// - `.localOrRemote`: the fresh cached one if there is one, else the network's;
     /// - `.localThenRemote`: the cached one (up to the maximum staleness) if any, then
     ///   the network's, which replaces it in the cache;
@@ -77,7 +78,7 @@ extension HTTPClient {
     /// Hands `deliver` every answer `request`'s cache policy allows, as they arrive (see
     /// ``responses(for:)``).
     ///
-    /// - Throws: ``HTTPClientError``.
+    /// - Throws: `HTTPClientError`.
     package nonisolated func answers<R: Request>(
         for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
     ) async throws {
@@ -97,7 +98,7 @@ extension HTTPClient {
 
     /// Removes the cached answer `request` would be served, if any.
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` if the request is invalid.
+    /// - Throws: `HTTPClientError.Code.invalidRequest` if the request is invalid.
     public nonisolated func removeCachedResponse<R: Request>(for request: R) async throws {
         guard let cache = configuration.cache else { return }
         let options = request.options

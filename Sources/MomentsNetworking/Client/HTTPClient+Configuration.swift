@@ -1,4 +1,6 @@
 public import Foundation
+public import MomentsObservability
+public import MomentsHTTP
 
 extension HTTPClient {
     /// How an ``HTTPClient`` builds, sends and checks requests.
@@ -43,7 +45,7 @@ extension HTTPClient {
         // MARK: What is accepted
 
         /// Statuses that count as success; any other is a
-        /// ``HTTPClientError/Code-swift.struct/serverError``. The default is `200..<300`.
+        /// `HTTPClientError.Code.serverError`. The default is `200..<300`.
         public var acceptedStatusCodes: Range<Int> = 200..<300
         /// Decodes JSON responses. The default is a plain `JSONDecoder`.
         public var decoder: JSONDecoder = JSONDecoder()
@@ -73,7 +75,7 @@ extension HTTPClient {
         /// higher-priority requests go first. The default is 256.
         public var maximumConcurrentRequests: Int? = 256
         /// The most requests waiting for one of ``maximumConcurrentRequests``; a request
-        /// beyond it fails at once with ``HTTPClientError/Code-swift.struct/overloaded``
+        /// beyond it fails at once with `HTTPClientError.Code.overloaded`
         /// instead of waiting (load shedding), and a request waits no longer than its
         /// call's deadline. The default is 1,024.
         public var maximumQueuedRequests: Int = 1_024
@@ -126,13 +128,13 @@ extension HTTPClient {
         public var logLevel: LogRecord.Level = .info
         /// Receives the timing of every request. The default is `nil`.
         public var metricsHandler: (@Sendable (RequestMetrics) -> Void)?
-        /// Receives a span for each HTTP attempt made under a ``TraceContext`` (see
-        /// ``MomentsTracer``); every such attempt carries `traceparent` whether or not a
+        /// Receives a span for each HTTP attempt made under a `TraceContext` (see
+        /// `MomentsTracer`); every such attempt carries `traceparent` whether or not a
         /// tracer is set. The default is `nil`.
         public var tracer: (any MomentsTracer)?
         /// Makes the client's figures: `http.client.request.duration`, request and
         /// response body sizes, retries made and not made, the circuit breaker's state
-        /// (see ``MomentsMetricsFactory``; ``PrometheusRegistry`` is one). The default is `nil`.
+        /// (see `MomentsMetricsFactory`; `PrometheusRegistry` is one). The default is `nil`.
         public var metrics: (any MomentsMetricsFactory)?
         /// Whether debug log records carry each exchange in full: the URL with its query,
         /// every header and both bodies whole, credentials still redacted. Off, they

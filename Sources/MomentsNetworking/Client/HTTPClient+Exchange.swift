@@ -1,5 +1,6 @@
 import Foundation
 import MomentsSupport
+import MomentsHTTP
 
 /// Where a cacheable answer is kept, and the identity it belongs to.
 struct CacheSlot: Sendable {
@@ -144,7 +145,7 @@ extension HTTPClient {
 
     /// Sends through the transport if the circuit breaker lets it, within the
     /// concurrency limit, following redirects under the ``RedirectPolicy``, normalizing
-    /// every failure to ``HTTPClientError``; the outcome is counted by the breaker.
+    /// every failure to `HTTPClientError`; the outcome is counted by the breaker.
     private nonisolated func send(_ request: HTTPRequest, priority: RequestPriority) async throws -> HTTPResponse {
         let admitted = ContinuousClock.now
         let isProbe: Bool

@@ -1,5 +1,6 @@
 import Foundation
 import MomentsSupport
+import MomentsHTTP
 
 /// Hedged reads: a second attempt for a read whose first has not answered after the
 /// hedging delay.

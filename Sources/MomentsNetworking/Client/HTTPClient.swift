@@ -1,5 +1,6 @@
 import MomentsSupport
 public import Foundation
+public import MomentsHTTP
 
 /// Sends ``Request``s to one API and decodes their answers.
 ///
@@ -9,7 +10,7 @@ public import Foundation
 /// let user = try await client.send(GetUser(id: "42"))
 /// ```
 ///
-/// Every failure is an ``HTTPClientError``. Requests run concurrently: sending does not
+/// Every failure is an `HTTPClientError`. Requests run concurrently: sending does not
 /// wait for other requests of the same client, and decoding runs off the actor.
 ///
 /// Its members are `nonisolated`, and its per-origin state (the circuit breaker, the
@@ -73,7 +74,7 @@ public actor HTTPClient {
 
     /// Sends `request` and returns its decoded answer.
     ///
-    /// - Throws: ``HTTPClientError``.
+    /// - Throws: `HTTPClientError`.
     public nonisolated func send<R: Request>(_ request: R) async throws -> R.Response {
         try await response(for: request).value
     }
@@ -84,7 +85,7 @@ public actor HTTPClient {
     /// The request's cache policy (or the client's) decides whether the cache, the
     /// network, or both are used.
     ///
-    /// - Throws: ``HTTPClientError``.
+    /// - Throws: `HTTPClientError`.
     public nonisolated func response<R: Request>(for request: R) async throws -> DecodedResponse<R.Response> {
         let started = ContinuousClock.now
         let options = request.options  // read once per call: a request may make it on each read
@@ -93,7 +94,7 @@ public actor HTTPClient {
     }
 
     /// Cancels every request of this client in flight; each fails with
-    /// ``HTTPClientError/Code-swift.struct/cancelled``.
+    /// `HTTPClientError.Code.cancelled`.
     public nonisolated func cancelAll() {
         inFlight.cancelAll()
     }
@@ -108,7 +109,7 @@ public actor HTTPClient {
 
     /// Cancels the requests of this client in flight that belong to `group` (see
     /// ``RequestOptions/groups``); the others go on. Each cancelled one fails with
-    /// ``HTTPClientError/Code-swift.struct/cancelled``.
+    /// `HTTPClientError.Code.cancelled`.
     public nonisolated func cancelAll(in group: String) {
         inFlight.cancelAll(in: group)
     }
@@ -126,8 +127,8 @@ public actor HTTPClient {
 
     /// Validates `request` and builds what the transport sends.
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` or
-    ///   ``HTTPClientError/Code-swift.struct/cancelled``.
+    /// - Throws: `HTTPClientError.Code.invalidRequest` or
+    ///   `HTTPClientError.Code.cancelled`.
     package nonisolated func makeHTTPRequest<R: Request>(for request: R) throws -> HTTPRequest {
         try makeHTTPRequest(for: request, options: request.options)
     }

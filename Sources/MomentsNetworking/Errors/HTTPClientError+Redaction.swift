@@ -1,3 +1,4 @@
+import MomentsHTTP
 extension HTTPClientError {
     /// This error with every credential value `secrets` holds removed from its text:
     /// the reason, the transport's message, the decoding excerpt and GraphQL messages.

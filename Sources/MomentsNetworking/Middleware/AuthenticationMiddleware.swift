@@ -1,8 +1,9 @@
+public import MomentsHTTP
 /// Sends a token with every request, and on 401 refreshes it once and retries once.
 ///
 /// Many requests refused at the same time cause exactly one refresh (single flight); if
 /// it fails, every one of them fails with
-/// ``HTTPClientError/Code-swift.struct/authenticationFailure``. The token never appears
+/// `HTTPClientError.Code.authenticationFailure`. The token never appears
 /// in an error or a log record.
 ///
 /// For example:

@@ -1,10 +1,11 @@
+public import MomentsHTTP
 /// A step between ``HTTPClient`` and its transport that may change the request, the
 /// response, or both.
 ///
 /// Middlewares run in order for the request and in reverse for the response: the
 /// client's, then the request's own, then the transport. An error a middleware throws
-/// (other than an ``HTTPClientError`` passing through) is reported as
-/// ``HTTPClientError/Code-swift.struct/middlewareFailure``.
+/// (other than an `HTTPClientError` passing through) is reported as
+/// `HTTPClientError.Code.middlewareFailure`.
 ///
 /// For example:
 /// ```swift

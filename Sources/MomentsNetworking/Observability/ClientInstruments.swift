@@ -1,9 +1,11 @@
 import Foundation
 import MomentsSupport
+import MomentsObservability
+import MomentsHTTP
 
 /// An ``HTTPClient``'s spans and figures: each HTTP attempt's span and trace headers,
 /// and OpenTelemetry's HTTP client metrics. Without a tracer, a metrics factory and a
-/// current ``TraceContext``, it does nothing.
+/// current `TraceContext`, it does nothing.
 final class ClientInstruments: Sendable {
     let tracer: (any MomentsTracer)?
     let metrics: (any MomentsMetricsFactory)?

@@ -1,4 +1,5 @@
 import Foundation
+public import MomentsHTTP
 
 /// What one request cost, handed to the client's metrics handler.
 public struct RequestMetrics: Sendable {

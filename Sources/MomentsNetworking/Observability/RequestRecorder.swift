@@ -1,5 +1,7 @@
 import Foundation
 import MomentsSupport
+import MomentsObservability
+import MomentsHTTP
 
 /// Turns a request's outcome into one log record and one metrics value.
 struct RequestRecorder: Sendable {

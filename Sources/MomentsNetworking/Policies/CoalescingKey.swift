@@ -1,4 +1,5 @@
 import Foundation
+import MomentsHTTP
 
 /// Identifies identical requests exactly, as the transport would send them: same
 /// method, URL, body bytes and identity (the credentials, as a keyed digest).

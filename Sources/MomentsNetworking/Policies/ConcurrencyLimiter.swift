@@ -1,8 +1,9 @@
 import MomentsSupport
+import MomentsHTTP
 
 /// At most `limit` exchanges at once; when full, waiting requests are admitted by
 /// priority, then in arrival order, at most `maximumQueued` of them (beyond, a request
-/// fails at once with ``HTTPClientError/Code-swift.struct/overloaded``). Waiting is
+/// fails at once with `HTTPClientError.Code.overloaded`). Waiting is
 /// cancellable, and ends with a `timedOut` failure at the request's deadline.
 final class ConcurrencyLimiter: Sendable {
     private struct Waiter {

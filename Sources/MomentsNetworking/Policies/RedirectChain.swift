@@ -1,4 +1,5 @@
 import Foundation
+import MomentsHTTP
 
 /// The redirects of one request, followed under a ``RedirectPolicy``.
 struct RedirectChain {
@@ -17,7 +18,7 @@ struct RedirectChain {
     /// The request to send after `response` to `request`, or `nil` if `response` is the
     /// answer.
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/redirectFailure`` for a redirect the
+    /// - Throws: `HTTPClientError.Code.redirectFailure` for a redirect the
     ///   policy refuses, a loop, or too many hops.
     mutating func follow(_ response: HTTPResponse, after request: HTTPRequest) throws -> HTTPRequest? {
         let status = response.statusCode

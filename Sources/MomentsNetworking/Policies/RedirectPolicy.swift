@@ -1,3 +1,4 @@
+import MomentsHTTP
 /// Which redirects ``HTTPClient`` follows. Transports never follow a redirect on their
 /// own: the client does, under this policy, so that credentials never leave their
 /// origin.
@@ -11,7 +12,7 @@
 ///   and any header named like a credential) is removed first.
 ///
 /// A redirect the policy does not allow, too many hops, or a loop fail with
-/// ``HTTPClientError/Code-swift.struct/redirectFailure`` naming the chain of URLs;
+/// `HTTPClientError.Code.redirectFailure` naming the chain of URLs;
 /// with ``never`` the 3xx answer itself is the response.
 public struct RedirectPolicy: Sendable, Hashable {
     /// Where redirects may lead.

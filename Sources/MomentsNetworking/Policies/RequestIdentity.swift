@@ -1,12 +1,13 @@
 import Foundation
 import MomentsSupport
+import MomentsHTTP
 
 /// Who a request speaks for: the values of its identity headers, as a keyed digest.
 ///
 /// Identity headers are `Authorization`, `Cookie`, `Proxy-Authorization`, those named in
 /// ``HTTPClient/Configuration-swift.struct/identityHeaders``, the authentication
 /// middleware's header, and any header whose name looks like a credential (see
-/// ``HTTPHeaders/isSensitive(_:)``). Two requests share an answer, from the cache or
+/// `HTTPHeaders.isSensitive(_:)`). Two requests share an answer, from the cache or
 /// from one exchange in flight, only if their identities are equal. The digest is an
 /// HMAC-SHA-256 under a key of the cache (or of the client), so a key on disk never
 /// reveals a credential and cannot be checked against guesses without that key.

@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// A request built as a value, for the places where declaring a type per endpoint is
 /// more ceremony than it is worth (the intensive style).

@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// A `multipart/form-data` form (RFC 7578): text fields, and files streamed from disk as
 /// the form is sent, never read whole. Send it with ``RequestBody/multipart(_:)``.
@@ -76,7 +77,7 @@ public struct MultipartForm: Sendable, Hashable {
 
     /// The form as the bytes and files it is sent as, each file's length taken now.
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when a file cannot
+    /// - Throws: `HTTPClientError.Code.invalidRequest` when a file cannot
     ///   be read, or the boundary is not a valid one (1 to 70 characters of RFC 2046's set).
     package func streamedBody() throws -> StreamedBody {
         guard Self.isValidBoundary(boundary) else {

@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// One endpoint of an HTTP API: where it lives, what it sends and how its answer decodes.
 ///
@@ -44,14 +45,14 @@ public protocol Request: Sendable {
     /// The default accepts every request.
     ///
     /// - Throws: any error; the client reports it as
-    ///   ``HTTPClientError/Code-swift.struct/invalidRequest``.
+    ///   `HTTPClientError.Code.invalidRequest`.
     func validate() throws
 
     /// Decodes a successful answer.
     func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response
 
     /// Interprets an answer whose status is outside the accepted range, or returns `nil`
-    /// to report it as ``HTTPClientError/Code-swift.struct/serverError``. The default
+    /// to report it as `HTTPClientError.Code.serverError`. The default
     /// returns `nil`.
     func failure(for response: HTTPResponse, decoder: JSONDecoder) -> HTTPClientError?
 

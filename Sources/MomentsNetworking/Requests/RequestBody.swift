@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// The body of a ``Request``: a value encoded to JSON by the client's encoder, form
 /// fields, bytes sent as they are, or a file or `multipart/form-data` form streamed from
@@ -29,6 +30,12 @@ public struct RequestBody: Sendable {
     /// A value encoded with the client's `JSONEncoder`, sent as `application/json`.
     public static func json(_ value: some Encodable & Sendable) -> RequestBody {
         RequestBody(content: .json(value), contentType: "application/json")
+    }
+
+    /// `prefix`, then `value` encoded by the client's encoder, then `}`, sent as
+    /// `application/json`: a JSON object whose constant members are encoded once.
+    package static func jsonObject(prefix: Data, endingWith value: any Encodable & Sendable) -> RequestBody {
+        RequestBody(content: .jsonObjectEnding(prefix: prefix, value: value), contentType: "application/json")
     }
 
     /// Fields sent as an HTML form, `application/x-www-form-urlencoded`: names and
@@ -64,7 +71,7 @@ public struct RequestBody: Sendable {
 
     /// The file at `url`, read from disk while it is sent. Its length is taken when the
     /// request is built; a file missing or unreadable then fails the request with
-    /// ``HTTPClientError/Code-swift.struct/invalidRequest`` before anything is sent.
+    /// `HTTPClientError.Code.invalidRequest` before anything is sent.
     public static func file(_ url: URL, contentType: String? = "application/octet-stream") -> RequestBody {
         RequestBody(content: .file(url), contentType: contentType)
     }
@@ -86,7 +93,7 @@ public struct RequestBody: Sendable {
     /// The body as the transport streams it, with each file's length taken now; `nil`
     /// for bodies encoded into memory (``encoded(with:)``).
     ///
-    /// - Throws: ``HTTPClientError/Code-swift.struct/invalidRequest`` when a file cannot
+    /// - Throws: `HTTPClientError.Code.invalidRequest` when a file cannot
     ///   be read.
     package func streamedBody() throws -> StreamedBody? {
         switch content {

@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsHTTP
 
 /// How the client treats one request: its deadline, retries, hedging, caching, priority,
 /// cancellation and middlewares, and where its answer's body goes.

@@ -1,4 +1,5 @@
 import MomentsSupport
+import MomentsHTTP
 
 /// When a client stops sending to a failing server, and how it finds its way back.
 ///
@@ -6,8 +7,8 @@ import MomentsSupport
 /// ``minimumCalls`` ended there and ``failureRatio`` of them failed (no answer, a
 /// timeout, or a status in ``failureStatusCodes``; never a status the caller caused,
 /// such as 400, 401, 403 or 404, and never a cancellation), it opens: every call fails
-/// at once with ``HTTPClientError/Code-swift.struct/circuitOpen``, carrying in
-/// ``HTTPClientError/retryAfter`` when the breaker will try again. After ``openDuration``
+/// at once with `HTTPClientError.Code.circuitOpen`, carrying in
+/// `HTTPClientError.retryAfter` when the breaker will try again. After ``openDuration``
 /// (or the server's `Retry-After`, if longer, up to ``maximumOpenDuration``) it lets
 /// ``probes`` calls through; one that succeeds closes it, one that fails opens it again.
 ///

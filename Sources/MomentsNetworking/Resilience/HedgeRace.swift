@@ -1,4 +1,5 @@
 import MomentsSupport
+import MomentsHTTP
 
 /// The events of one hedged attempt, in the order they happen: each attempt's outcome
 /// and the hedging delay's end, handed to the call that waits for them.

@@ -1,11 +1,12 @@
 import MomentsSupport
+import MomentsHTTP
 
 /// How many retries a client may add to the requests it sends, in the spirit of gRPC's
 /// retry throttling and Finagle's retry budget: each call deposits ``ratio`` of a
 /// retry, each retry (and each hedged attempt) withdraws one, and ``minimumPerSecond``
 /// retries are allowed whatever the traffic. When the budget is empty, a failed call is
 /// not retried: its first failure is returned, with
-/// ``HTTPClientError/retriesStopped`` saying why.
+/// `HTTPClientError.retriesStopped` saying why.
 ///
 /// During an outage this keeps a fleet from multiplying the load on a struggling server:
 /// with the defaults, retries add at most 10% to the calls a client makes, plus one a

@@ -1,4 +1,5 @@
 public import Foundation
+public import MomentsHTTP
 
 /// A `GET` whose answer is written to a file as it arrives, never held in memory: a
 /// large download. It decodes to the file's URL.

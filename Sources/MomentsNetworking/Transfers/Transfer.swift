@@ -1,3 +1,4 @@
+public import MomentsHTTP
 /// A request on its way, with its progress: ``HTTPClient/transfer(_:)``.
 ///
 /// For example:
@@ -33,7 +34,7 @@ public struct Transfer<Value: Sendable>: Sendable {
     }
 
     /// Cancels the transfer; ``value`` then throws
-    /// ``HTTPClientError/Code-swift.struct/cancelled``.
+    /// `HTTPClientError.Code.cancelled`.
     public func cancel() {
         task.cancel()
     }

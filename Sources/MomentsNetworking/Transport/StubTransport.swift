@@ -1,5 +1,6 @@
 public import Foundation
 import MomentsSupport
+public import MomentsHTTP
 
 /// A transport that answers from a closure instead of the network, for tests.
 ///
@@ -35,7 +36,7 @@ public final class StubTransport: HTTPTransport {
         recorded.withLock { $0 }
     }
 
-    /// Sends `request` and returns the answer (see ``HTTPTransport``).
+    /// Sends `request` and returns the answer (see `HTTPTransport`).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         recorded.withLock { $0.append(request) }
         if Task.isCancelled { throw HTTPClientError.cancelled() }

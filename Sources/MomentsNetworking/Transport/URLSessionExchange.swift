@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Dispatch
 import Synchronization
+import MomentsHTTP
 
 /// The state of one request sent by ``URLSessionTransport``: it gathers the answer (in
 /// memory, or into the request's destination file) and resumes the caller exactly once,
@@ -305,7 +306,7 @@ final class URLSessionExchange: Sendable {
 }
 
 enum URLSessionErrorMapping {
-    /// The platform's error as an ``HTTPClientError``: the kind from its code (or, where
+    /// The platform's error as an `HTTPClientError`: the kind from its code (or, where
     /// FoundationNetworking reports libcurl's failures as code -1, from libcurl's
     /// message), the platform's own message kept, and the error itself underneath.
     static func clientError(for error: any Error) -> HTTPClientError {

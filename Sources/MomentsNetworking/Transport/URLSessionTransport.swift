@@ -4,8 +4,9 @@ import MomentsSupport
 package import FoundationNetworking
 #endif
 import Dispatch
+public import MomentsHTTP
 
-/// An ``HTTPTransport`` over one long-lived `URLSession`.
+/// An `HTTPTransport` over one long-lived `URLSession`.
 ///
 /// Built for Linux's FoundationNetworking as much as for Apple's:
 /// - one session per transport, for its whole life (creating and invalidating sessions
@@ -18,7 +19,7 @@ import Dispatch
 /// - the body is checked against the size limit as it arrives, and a body longer than
 ///   the limit is abandoned before it is all read;
 /// - on Linux, a URL whose host is an IPv6 literal (`http://[::1]:8080`) is refused
-///   with ``HTTPClientError/Code-swift.struct/invalidRequest`` before anything is sent:
+///   with `HTTPClientError.Code.invalidRequest` before anything is sent:
 ///   FoundationNetworking fails every such request with a bare `URLError -1000`.
 ///   `CurlTransport` (product `MomentsCurl`) reaches them.
 public final class URLSessionTransport: HTTPTransport {
@@ -68,7 +69,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// Deadlines still armed (for diagnostics and leak checks).
     package var pendingDeadlines: Int { deadlines.pendingCount }
 
-    /// Sends `request` and returns the answer (see ``HTTPTransport``).
+    /// Sends `request` and returns the answer (see `HTTPTransport`).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         #if canImport(FoundationNetworking)
         // FoundationNetworking compares libcurl's bracketed host with URL's unbracketed
@@ -190,7 +191,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
     /// as the request arrived) and needs its body from the first byte. FoundationNetworking
     /// can take a new stream only for a body that was itself a stream, and otherwise
     /// sends the announced length with no bytes: the attempt fails here instead, with
-    /// ``TransportFailure/Kind-swift.struct/requestNotSent``, and the task is cancelled
+    /// `TransportFailure.Kind.requestNotSent`, and the task is cancelled
     /// before the server could see a whole request.
     func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
         exchanges[task.taskIdentifier]?.finish(throwing: .transportFailure(TransportFailure(
@@ -227,7 +228,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
     }
 }
 
-/// Copies a ``StreamedBody`` into a temporary file (created 0600), on a thread of its
+/// Copies a `StreamedBody` into a temporary file (created 0600), on a thread of its
 /// own: `URLSession` streams uploads from one file only.
 enum BodySpool {
     static func write(_ body: StreamedBody) async throws -> URL {

@@ -4,16 +4,17 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsObservability
 
 /// The adapters to swift-log, swift-metrics and swift-distributed-tracing that the
 /// documentation shows: the article's code is the code compiled here, and it carries the
 /// SDK's logs, figures and spans into those tools, with the server seeing the span the
 /// tracer recorded.
 @Suite(.serialized) struct ObservabilityAdapterTests {
-    /// The article, next to the MomentsNetworking sources.
+    /// The article, next to the MomentsObservability sources.
     static let article = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/MomentsNetworking/MomentsNetworking.docc/WiringObservability.md")
+        .appendingPathComponent("Sources/MomentsObservability/MomentsObservability.docc/WiringObservability.md")
     static let adapters = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("SwiftServerAdapters.swift")
 
     @Test func everyCodeBlockOfTheArticleIsCompiledHere() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsObservability
 
 // The adapters the "Wiring the SDK to swift-log, swift-metrics and
 // swift-distributed-tracing" article shows, compiled against local stand-ins of those
@@ -60,7 +61,7 @@ struct RecorderAdapter: MomentsHistogram {
 /// the SDK's current span, and its own context (whose ids the tracer chose) is what the
 /// SDK sends on in `traceparent`.
 struct DistributedTracingTracer: MomentsTracer {
-    func startSpan(_ name: String, kind: MomentsNetworking.SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
+    func startSpan(_ name: String, kind: MomentsObservability.SpanKind, context: TraceContext, parent: TraceContext) -> any MomentsSpan {
         var parentContext = ServiceContext.topLevel
         InstrumentationSystem.instrument.extract(
             ["traceparent": parent.traceparent, "tracestate": parent.tracestate ?? ""], into: &parentContext, using: HeaderExtractor())
@@ -73,7 +74,7 @@ struct SpanAdapter: MomentsSpan {
     let span: Span
 
     var traceContext: TraceContext? { TraceContext(span.context) }
-    func setAttribute(_ key: String, _ value: MomentsNetworking.SpanAttribute) {
+    func setAttribute(_ key: String, _ value: MomentsObservability.SpanAttribute) {
         span.attributes[key] = switch value {
         case .string(let text): .string(text)
         case .int(let number): .int64(Int64(number))

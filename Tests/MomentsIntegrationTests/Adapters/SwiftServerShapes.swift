@@ -1,5 +1,6 @@
 import Foundation
 import MomentsSupport
+import MomentsObservability
 
 // Local stand-ins for the parts of swift-log, swift-metrics and swift-distributed-tracing
 // that the adapters in `SwiftServerAdapters.swift` use, with those packages' names and

@@ -3,6 +3,9 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsGraphQL
+import MomentsCaching
+import MomentsHTTP
 
 private typealias Query = UserQuery
 

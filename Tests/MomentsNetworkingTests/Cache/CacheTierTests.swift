@@ -2,6 +2,8 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
+import MomentsHTTP
 
 /// Each tier has its own expiry; a disk cache can start afresh.
 @Suite struct CacheTierTests {

@@ -2,6 +2,8 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
+import MomentsHTTP
 
 private func entry(_ body: String, ttl: Duration = .seconds(60)) -> CachedResponse {
     CachedResponse(HTTPResponse(statusCode: 200, headers: ["ETag": "x"], body: Data(body.utf8)), timeToLive: ttl)

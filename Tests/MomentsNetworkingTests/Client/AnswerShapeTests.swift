@@ -2,6 +2,8 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
+import MomentsHTTP
 
 /// The raw body beside the value, error envelopes inside 200 answers, and clearing the
 /// cache.

@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsHTTP
 
 /// "Cancel every image download, keep the rest."
 @Suite struct CancellationGroupTests {

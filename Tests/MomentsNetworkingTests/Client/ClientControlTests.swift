@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 @Suite struct ClientControlTests {
     @Test func cancelAllCancelsEveryRequestInFlight() async throws {

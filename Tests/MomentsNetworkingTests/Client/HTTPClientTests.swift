@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 @Suite struct HTTPClientTests {
     @Test func buildsTheURLFromBaseURLPathAndQuery() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// The README's examples of uploads, progress, downloads and dependent requests, as
 /// written there, run against a loopback server (`Tools/fixture-server/upload_server.py`).

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsGraphQL
 
 /// `JSONObjectWriter` writes what a JSON reader reads back as the values it was given.
 @Suite struct JSONObjectWriterTests {

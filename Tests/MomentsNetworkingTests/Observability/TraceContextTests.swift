@@ -3,6 +3,8 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsObservability
+import MomentsHTTP
 
 /// W3C Trace Context: which `traceparent` values are continued, and what every attempt
 /// of a call (retries and hedges included) sends.

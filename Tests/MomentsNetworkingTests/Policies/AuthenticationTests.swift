@@ -3,6 +3,8 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
+import MomentsHTTP
 
 /// Tokens "t1", "t2", …; each refresh yields the next. Refreshing can be made to fail.
 private final class CountingTokens: TokenProvider {

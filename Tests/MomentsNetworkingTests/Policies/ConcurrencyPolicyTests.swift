@@ -2,6 +2,9 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsObservability
+import MomentsCaching
+import MomentsHTTP
 
 @Suite struct CoalescingTests {
     @Test func identicalRequestsInFlightShareOneExchange() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import Testing
 import MomentsSupport
+import MomentsHTTP
 
 private final class Trace: Sendable {
     let events = PThreadMutex<[String]>([])

@@ -122,3 +122,4 @@ final class MetricsSink: Sendable {
 }
 
 import MomentsTestSupport
+import MomentsHTTP

@@ -1,6 +1,8 @@
 import Foundation
 import MomentsNetworking
 import MomentsSupport
+import MomentsObservability
+import MomentsHTTP
 
 /// A transport answering from a closure that sees the call number, counting calls and
 /// the most that ran at once; `delay` makes each call slow (and cancellable).

@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsHTTP
 
 /// A kept-alive connection the server closed fails the first attempt; a request that
 /// may be retried gets one more attempt at once, without a retry policy.

@@ -1,6 +1,7 @@
 import Foundation
 import MomentsNetworking
 import Testing
+import MomentsHTTP
 
 @Suite struct EndpointTests {
     @Test func modifiersSetHeadersQueryBodyAndTimeout() async throws {

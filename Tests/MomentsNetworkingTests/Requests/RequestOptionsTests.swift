@@ -2,6 +2,7 @@ import Foundation
 @testable import MomentsNetworking
 import MomentsSupport
 import Testing
+import MomentsHTTP
 
 /// A request's policies come from its `options` alone, each unset one falling back to
 /// the method (retries, caching) or to the client.

@@ -3,6 +3,8 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsGraphQL
+import MomentsHTTP
 
 /// What a client does for a fleet against a failing server: one deadline per call, a
 /// retry budget, a circuit breaker, hedged reads and load shedding, through a scripted

@@ -2,6 +2,8 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
+import MomentsHTTP
 
 /// Cached answers are authenticated data: the owner's only.
 @Suite struct FilePermissionTests {

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Transport failures keep what the platform said, and are classified by it.
 @Suite struct PlatformReasonTests {

@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// Redirects through `URLSessionTransport` against two real servers (two origins): the
 /// platform never follows them on its own; the client follows them under its policy.

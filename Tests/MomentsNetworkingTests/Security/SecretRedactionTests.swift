@@ -3,6 +3,9 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsObservability
+import MomentsGraphQL
+import MomentsHTTP
 
 /// A server that echoes the credentials it received in every way it can: no error text,
 /// GraphQL message, body excerpt or log field the SDK produces may repeat them.

@@ -3,6 +3,8 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsCaching
+import MomentsHTTP
 
 /// No answer crosses credentials: not through coalescing, not through the cache.
 @Suite struct TenantIsolationTests {

@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsHTTP
 
 /// The provider is asked for every request: a rotated token is used at once; a
 /// refreshed token is remembered only while the provider lags behind; `reset()` forgets.

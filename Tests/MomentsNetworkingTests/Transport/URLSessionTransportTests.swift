@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsHTTP
 
 /// `URLSessionTransport` against a real HTTP server on 127.0.0.1.
 @Suite(.serialized) struct URLSessionTransportTests {

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsCaching
 
 @Suite struct MomentsStoreCachePolicyTests {
     @Test func refreshPassesItsCachePolicyToTheService() async throws {

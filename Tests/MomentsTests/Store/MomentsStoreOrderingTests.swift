@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsObservability
 
 /// The ordering rule on the orders that broke it before: each test scripts when the
 /// server processes each request and when each answer arrives.

@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsTestSupport
+import MomentsObservability
 
 /// One seeded schedule of several instances of a service: two or three stores, one
 /// server, and storage they share (``SimulatedSharedStorage``) with a change bus whose

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Synchronization
+import MomentsObservability
 
 /// One seeded schedule: random refreshes, likes, subscriptions and cancellations from
 /// several users over shared moments, against a server that processes requests in a

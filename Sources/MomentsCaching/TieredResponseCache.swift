@@ -1,3 +1,5 @@
+public import MomentsNetworking
+
 /// A fast cache in front of a large one: reads try the memory tier, then the disk tier
 /// (promoting what they find); writes go to both.
 ///

@@ -1,7 +1,7 @@
 public import Foundation
 import MomentsSupport
 
-/// Why a call through ``HTTPClient`` produced no value.
+/// Why a call through `HTTPClient` produced no value.
 ///
 /// The outcomes of a call are kept apart: the server answered with a failure status
 /// (``Code-swift.struct/serverError``: ``response`` holds status, headers and body);
@@ -46,13 +46,13 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let authenticationFailure = Code("authentication failure")
         /// The cache policy allowed only the cache, and it held no usable answer.
         public static let cacheMiss = Code("cache miss")
-        /// A redirect was refused by the ``RedirectPolicy``, looped, or went on too long.
+        /// A redirect was refused by the `RedirectPolicy`, looped, or went on too long.
         public static let redirectFailure = Code("redirect failure")
         /// The client stopped sending to the server after repeated failures (see
-        /// ``CircuitBreakerPolicy``); ``HTTPClientError/retryAfter`` says when it tries again.
+        /// `CircuitBreakerPolicy`); ``HTTPClientError/retryAfter`` says when it tries again.
         public static let circuitOpen = Code("circuit open")
         /// Too many requests were waiting already (see
-        /// ``HTTPClient/Configuration-swift.struct/maximumQueuedRequests``); nothing was sent.
+        /// `HTTPClient.Configuration.maximumQueuedRequests`); nothing was sent.
         public static let overloaded = Code("overloaded")
 
         /// A one-line description, for logs and messages.
@@ -62,9 +62,9 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public let code: Code
     /// The method of the failed request, when it was built.
-    public internal(set) var method: HTTPMethod?
+    public package(set) var method: HTTPMethod?
     /// The URL of the failed request, when it was built.
-    public internal(set) var url: URL?
+    public package(set) var url: URL?
     /// The server's answer, for ``Code-swift.struct/serverError``,
     /// ``Code-swift.struct/decodingFailure`` and GraphQL failures.
     public let response: HTTPResponse?
@@ -83,13 +83,13 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// For ``Code-swift.struct/circuitOpen``: how long until the client sends to the
     /// server again.
-    public internal(set) var retryAfter: Duration?
+    public package(set) var retryAfter: Duration?
     /// Why the client made no further attempt at a call that could have been retried,
     /// if a retry policy is set and one was due: the budget, the deadline, the breaker,
     /// or the policy's maximum attempts.
-    public internal(set) var retriesStopped: RetryStop?
+    public package(set) var retriesStopped: RetryStop?
 
-    init(
+    package init(
         code: Code,
         reason: String,
         response: HTTPResponse? = nil,
@@ -196,7 +196,7 @@ extension HTTPClientError {
     }
 
     /// The GraphQL server answered with errors.
-    public static func graphQLFailure(
+    package static func graphQLFailure(
         _ errors: [GraphQLError],
         partialData: Data?,
         response: HTTPResponse
@@ -226,7 +226,7 @@ extension HTTPClientError {
 
     /// This authentication failure with the answer that refused the token attached, its
     /// status named in the reason.
-    func refusing(_ response: HTTPResponse) -> HTTPClientError {
+    package func refusing(_ response: HTTPResponse) -> HTTPClientError {
         HTTPClientError(
             code: code, reason: "the server answered \(HTTPStatus.text(response.statusCode)); \(reason)",
             response: response, underlyingError: underlyingError
@@ -234,7 +234,7 @@ extension HTTPClientError {
     }
 
     /// The client's circuit breaker is open; it sends again after `retryAfter`.
-    static func circuitOpen(retryAfter: Duration) -> HTTPClientError {
+    package static func circuitOpen(retryAfter: Duration) -> HTTPClientError {
         var error = HTTPClientError(
             code: .circuitOpen,
             reason: "the server failed repeatedly; nothing is sent to it for \(Int((retryAfter.seconds * 1_000).rounded(.up))) ms more"
@@ -244,7 +244,7 @@ extension HTTPClientError {
     }
 
     /// Too many requests were waiting; nothing was sent.
-    static func overloaded(queued: Int) -> HTTPClientError {
+    package static func overloaded(queued: Int) -> HTTPClientError {
         HTTPClientError(code: .overloaded, reason: "\(queued) requests are waiting already; this one was not sent")
     }
 
@@ -260,7 +260,7 @@ extension HTTPClientError {
     }
 
     /// Returns this error with the request it belongs to attached.
-    func attaching(method: HTTPMethod?, url: URL?) -> HTTPClientError {
+    package func attaching(method: HTTPMethod?, url: URL?) -> HTTPClientError {
         var copy = self
         if copy.method == nil { copy.method = method }
         if copy.url == nil { copy.url = url }
@@ -299,11 +299,11 @@ public struct RetryStop: Sendable, Hashable, CustomStringConvertible {
     private let name: String
     private init(_ name: String) { self.name = name }
 
-    /// The ``RetryBudget`` was empty: retries were already adding all they may.
+    /// The `RetryBudget` was empty: retries were already adding all they may.
     public static let budgetExhausted = RetryStop("the retry budget is exhausted")
     /// The backoff before the next attempt would have passed the call's deadline.
     public static let deadline = RetryStop("the call's deadline would pass")
-    /// The ``RetryPolicy`` allows no more attempts.
+    /// The `RetryPolicy` allows no more attempts.
     public static let attemptsExhausted = RetryStop("no attempts left")
     /// The circuit breaker opened.
     public static let circuitOpen = RetryStop("the circuit breaker is open")

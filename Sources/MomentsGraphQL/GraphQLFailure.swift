@@ -1,8 +1,10 @@
 public import Foundation
+public import MomentsNetworking
+public import MomentsHTTP
 
 /// What a GraphQL server said when it answered with errors: the errors, and the
-/// `data` it returned beside them, if any. Carried by an ``HTTPClientError`` whose code
-/// is ``HTTPClientError/Code-swift.struct/graphQLFailure``.
+/// `data` it returned beside them, if any. Carried by an `HTTPClientError` whose code
+/// is `HTTPClientError.Code.graphQLFailure`.
 public struct GraphQLFailure: Sendable {
     /// The errors, in the server's order.
     public let errors: [GraphQLError]

@@ -1,5 +1,5 @@
 /// Sends one ``HTTPRequest`` and returns the whole answer: the seam between
-/// ``HTTPClient`` and the network.
+/// `HTTPClient` and the network.
 ///
 /// Everything above a transport (retries, hedging, the circuit breaker, redirects,
 /// caching, decoding) is the client's; a transport sends one exchange. Its duties, all
@@ -21,8 +21,8 @@
 /// - **Downloads.** With ``HTTPRequest/destination``, write the body into that file as it
 ///   arrives (created 0600), answer with ``HTTPResponse/bodyFile`` and an empty body, and
 ///   remove the file when the exchange fails.
-/// - **Progress** (optional). ``URLSessionTransport`` and `CurlTransport` report the bytes
-///   sent and received of a ``HTTPClient/transfer(_:)``; a transport of your own need
+/// - **Progress** (optional). `URLSessionTransport` and `CurlTransport` report the bytes
+///   sent and received of a `HTTPClient.transfer(_:)`; a transport of your own need
 ///   not, and its transfers then report no progress before their answer.
 /// - **Cancellation.** End promptly when the calling task is cancelled, with
 ///   ``HTTPClientError/Code-swift.struct/cancelled``, and leave nothing in flight.

@@ -1,10 +1,11 @@
 import MomentsSupport
+public import MomentsNetworking
 import Synchronization
 public import Foundation
 
-/// A ``ResponseCache`` in a directory, one file per entry, bounded in bytes, least
+/// A `ResponseCache` in a directory, one file per entry, bounded in bytes, least
 /// recently used evicted first. It survives restarts; entries past their expiry stay
-/// until evicted, for ``CachePolicy/remoteThenLocal``. A damaged file is a miss and is
+/// until evicted, for `CachePolicy.remoteThenLocal`. A damaged file is a miss and is
 /// removed.
 ///
 /// The directory is created 0700 and every file 0600: entries are authenticated answers.

@@ -1,6 +1,7 @@
 import MomentsSupport
+public import MomentsNetworking
 
-/// A ``ResponseCache`` in memory, bounded by entry count and total cost (bytes), least
+/// A `ResponseCache` in memory, bounded by entry count and total cost (bytes), least
 /// recently used evicted first.
 public final class MemoryResponseCache: ResponseCache {
     private struct Entry {

@@ -1,11 +1,13 @@
 public import Foundation
+public import MomentsNetworking
 import MomentsSupport
+public import MomentsHTTP
 
 /// A GraphQL query or mutation, sent as `POST /graphql` with the body
 /// `{"query", "operationName", "variables"}`.
 ///
 /// The answer's `{"data", "errors"}` envelope is decoded for you: errors (also when sent
-/// with a failure status such as 400) become ``HTTPClientError/Code-swift.struct/graphQLFailure``,
+/// with a failure status such as 400) become `HTTPClientError.Code.graphQLFailure`,
 /// keeping every message, path and any partial data; otherwise `data` is decoded as
 /// ``ResponseData`` and handed to ``extract(_:)``.
 ///
@@ -82,12 +84,9 @@ extension GraphQLOperation {
             bytes.append(prefix)
             bytes.append(variables)
             bytes.append(UInt8(ascii: "}"))
-            return RequestBody(content: .data(bytes), contentType: "application/json")
+            return .data(bytes, contentType: "application/json")
         }
-        return RequestBody(
-            content: .jsonObjectEnding(prefix: GraphQLBodyPrefixes.prefix(for: Self.self), value: variables),
-            contentType: "application/json"
-        )
+        return .jsonObject(prefix: GraphQLBodyPrefixes.prefix(for: Self.self), endingWith: variables)
     }
 
     /// Decodes the envelope (``decodeEnvelope(_:decoder:)``).

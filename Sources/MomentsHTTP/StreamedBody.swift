@@ -2,8 +2,8 @@ public import Foundation
 
 /// A request body read piece by piece while it is sent: bytes held in memory and files
 /// read from disk as the transport asks for them, never whole. A file upload or a
-/// `multipart/form-data` form (``RequestBody/file(_:contentType:)``,
-/// ``RequestBody/multipart(_:)``) travels as one.
+/// `multipart/form-data` form (`RequestBody.file(_:contentType:)`,
+/// `RequestBody.multipart(_:)`) travels as one.
 ///
 /// Each file's length is taken when the body is made; a file whose length changes
 /// before it is sent fails the request with

@@ -26,10 +26,10 @@ public struct TransferProgress: Sendable, Hashable {
 }
 
 /// Where a transport reports a transfer's progress: the ``TransferProgress`` stream of
-/// ``HTTPClient/transfer(_:)``.
+/// `HTTPClient.transfer(_:)`.
 ///
 /// A transport reads ``current`` when it starts sending a request and, if there is one,
-/// reports what it sends and receives; ``URLSessionTransport`` and `CurlTransport` do.
+/// reports what it sends and receives; `URLSessionTransport` and `CurlTransport` do.
 /// The stream keeps only the newest progress for a slow reader.
 package final class TransferProgressReporter: Sendable {
     /// The reporter of the transfer the calling task performs, if it reports progress.

@@ -3,7 +3,7 @@ public import Foundation
 /// A request as a transport sends it: a method, an absolute URL, header fields, body
 /// bytes (or a body to stream), and the limits the transport must enforce.
 ///
-/// `HTTPClient` builds one from each ``Request`` it sends; an ``HTTPTransport`` sees
+/// `HTTPClient` builds one from each `Request` it sends; an ``HTTPTransport`` sees
 /// nothing else.
 public struct HTTPRequest: Sendable, Hashable {
     /// The method.
