@@ -26,7 +26,7 @@ public struct HTTPResponse: Sendable, Hashable {
 
     /// The first characters of the body as text, for error messages and logs.
     /// Bytes that are not valid UTF-8 are replaced.
-    public func bodyExcerpt(limit: Int = 512) -> String {
+    package func bodyExcerpt(limit: Int = 512) -> String {
         BodyExcerpt.make(body, limit: limit)
     }
 }

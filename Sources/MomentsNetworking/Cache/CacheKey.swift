@@ -15,7 +15,7 @@ public struct CacheKey: Hashable, Sendable, Codable, CustomStringConvertible {
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The key of `request` sent without credentials.
-    public init(_ request: HTTPRequest) {
+    package init(_ request: HTTPRequest) {
         self.init(request, identity: .anonymous)
     }
 

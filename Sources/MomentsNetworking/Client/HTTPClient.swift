@@ -25,7 +25,7 @@ public actor HTTPClient {
     /// How this client builds, sends and checks requests.
     public nonisolated let configuration: Configuration
     /// What sends the requests.
-    public nonisolated let transport: any HTTPTransport
+    package nonisolated let transport: any HTTPTransport
     nonisolated let inFlight = InFlightRequests()
     nonisolated let coalescer = SingleFlight<CoalescingKey, HTTPResponse>()
     /// The headers that say who a request speaks for.
