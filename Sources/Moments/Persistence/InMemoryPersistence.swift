@@ -81,17 +81,21 @@ public actor InMemoryPersistence: MomentsPersistence {
         /// `isLiked`s may change, and every moment is stored already. Returns `false`, having written
         /// nothing, for any other batch.
         mutating func updateInPlace(_ batch: PersistenceBatch) -> Bool {
-            for (userID, timeline) in batch.timelines {
-                guard unchecked.isEmpty || !unchecked.contains(userID), let stored = timelines[userID], stored.hasSameList(as: timeline) else {
-                    return false
-                }
+            // Checked first, then written: nothing is written unless all of it can be.
+            // Each key is looked up once per pass, and values are compared where they lie.
+            for index in batch.timelines.indices {
+                let userID = batch.timelines.keys[index]
+                guard unchecked.isEmpty || !unchecked.contains(userID), let stored = timelines.index(forKey: userID),
+                      timelines.values[stored].hasSameList(as: batch.timelines.values[index]) else { return false }
             }
             for id in batch.moments.keys where moments.index(forKey: id) == nil { return false }
-            for (userID, timeline) in batch.timelines {
-                if let index = timelines.index(forKey: userID) { timelines.values[index].adoptValues(of: timeline) }
+            for index in batch.timelines.indices {
+                if let stored = timelines.index(forKey: batch.timelines.keys[index]) {
+                    timelines.values[stored].adoptValues(of: batch.timelines.values[index])
+                }
             }
-            for (id, moment) in batch.moments {
-                if let index = moments.index(forKey: id) { moments.values[index] = moment }
+            for index in batch.moments.indices {
+                if let stored = moments.index(forKey: batch.moments.keys[index]) { moments.values[stored] = batch.moments.values[index] }
             }
             return true
         }

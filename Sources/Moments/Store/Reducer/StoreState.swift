@@ -212,9 +212,12 @@ final class StoreState {
             revisions = members.map(\.revision)
             for index in members.indices { moments.append(view(members[index], isLiked: entries[index].isLiked, by: userID)) }
         } else {
-            for index in members.indices where members[index].revision != revisions[index] {
+            for index in members.indices {
+                // `members` holds each record for the whole loop: borrowed, not retained.
+                let revision = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { $0.revision }
+                guard revision != revisions[index] else { continue }
                 moments[index] = view(members[index], isLiked: entries[index].isLiked, by: userID)
-                revisions[index] = members[index].revision
+                revisions[index] = revision
             }
         }
         timeline.shown = moments
