@@ -39,7 +39,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Reads the streamed body, if any, as libcurl sends it (opened at the first read).
     private var bodyReader: StreamedBody.Reader?
     /// The destination file while the body is written to it.
-    private var file: Int32 = -1
+    private var download: DownloadFile?
     /// Body bytes received (kept in `body`, or written to `file`).
     private var received: Int64 = 0
     /// The body's announced length, when it arrives as announced (identity encoding).
@@ -156,9 +156,10 @@ final class CurlTransfer: @unchecked Sendable {
         if let destination = request.destination {
             // Truncated again for each answer: a redirect's body is not kept.
             closeFile(succeeded: true)
-            file = open(destination.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard file >= 0 else {
-                localFailure = .invalidRequest("cannot write the download to \(destination.path): \(String(cString: strerror(errno)))")
+            do throws(HTTPClientError) {
+                download = try DownloadFile(creating: destination)
+            } catch {
+                localFailure = error
                 return false
             }
         }
@@ -170,7 +171,7 @@ final class CurlTransfer: @unchecked Sendable {
             localFailure = .responseTooLarge(limit: limit, received: Int(clamping: announced))
             return false
         }
-        if file < 0 { body.reserve(Int(min(announced, 16 << 20))) }
+        if download == nil { body.reserve(Int(min(announced, 16 << 20))) }
         return true
     }
 
@@ -181,13 +182,11 @@ final class CurlTransfer: @unchecked Sendable {
             return false
         }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
-        if file >= 0 {
-            do throws(AtomicFile.Failure) {
-                try AtomicFile.writeAll(bytes, to: file)
+        if let download {
+            do throws(HTTPClientError) {
+                try download.write(bytes)
             } catch {
-                localFailure = .transportFailure(TransportFailure(
-                    kind: .other, message: "cannot write the download to \(request.destination?.path ?? "its file"): \(error.reason)"
-                ))
+                localFailure = error
                 return false
             }
         } else if !body.append(UnsafeRawBufferPointer(start: base, count: bytes.count)) {
@@ -201,10 +200,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Closes the destination file; removes it unless the download `succeeded`.
     private func closeFile(succeeded: Bool) {
-        guard file >= 0 else { return }
-        close(file)
-        file = -1
-        if !succeeded, let destination = request.destination { try? FileManager.default.removeItem(at: destination) }
+        download?.finish(succeeded: succeeded)
+        download = nil
     }
 
     /// The body as libcurl reads it through the callbacks: the streamed body, or the body
@@ -258,7 +255,8 @@ final class CurlTransfer: @unchecked Sendable {
             return
         }
         if let destination = request.destination {
-            if file < 0 { _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+            // No body came (a HEAD, a 204): the file is there all the same, empty.
+            if download == nil { try? DownloadFile.write(Data(), to: destination) }
             closeFile(succeeded: true)
         }
         var status = 0

@@ -1,5 +1,5 @@
 public import Foundation
-public import MomentsNetworking
+import MomentsNetworking
 public import MomentsHTTP
 
 /// What a GraphQL server said when it answered with errors: the errors, and the

@@ -18,12 +18,9 @@
 /// - **Size limit.** Refuse an answer whose announced length, or whose bytes so far,
 ///   exceed ``HTTPRequest/maximumResponseSize``, with
 ///   ``HTTPClientError/Code-swift.struct/responseTooLarge``, without reading the rest.
-/// - **Downloads.** With ``HTTPRequest/destination``, write the body into that file as it
-///   arrives (created 0600), answer with ``HTTPResponse/bodyFile`` and an empty body, and
-///   remove the file when the exchange fails.
-/// - **Progress** (optional). `URLSessionTransport` and `CurlTransport` report the bytes
-///   sent and received of a `HTTPClient.transfer(_:)`; a transport of your own need
-///   not, and its transfers then report no progress before their answer.
+///   (The client checks every answer against the same limit, so a transport that reads
+///   a whole body first still never hands a larger one on; stopping early spares the
+///   memory.)
 /// - **Cancellation.** End promptly when the calling task is cancelled, with
 ///   ``HTTPClientError/Code-swift.struct/cancelled``, and leave nothing in flight.
 /// - **Failures are typed.** Every failure is an ``HTTPClientError``
@@ -32,6 +29,17 @@
 ///   ``HTTPClientError/Code-swift.struct/responseTooLarge``). A status of 404 or 500 is an
 ///   answer, not a failure: return it. Decompress what the transport offered to accept
 ///   (`Content-Encoding`), and never call a body that arrived whole "truncated".
+///
+/// Two things the client does for every transport, whatever the transport did itself:
+///
+/// - **Downloads.** With ``HTTPRequest/destination``, a transport may write the body into
+///   that file as it arrives and answer with ``HTTPResponse/bodyFile`` set and an empty
+///   body (the shipped transports do, so a download is never held in memory); it then
+///   creates the file 0600 and removes it when the exchange fails. An answer that comes
+///   back in memory is written to the file by the client, under the same rules.
+/// - **Progress.** `URLSessionTransport` and `CurlTransport` report the bytes sent and
+///   received of a `HTTPClient.transfer(_:)` as they go; for a transport that reports
+///   none, the client reports the whole exchange when it ends.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the server's answer.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse

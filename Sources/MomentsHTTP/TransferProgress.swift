@@ -67,6 +67,18 @@ package final class TransferProgressReporter: Sendable {
         }
     }
 
+    /// An attempt's exchange has ended with `sent` and `received` body bytes: counts the
+    /// transport did not report (it need not) are reported now, whole.
+    package func exchangeEnded(sent: Int64, received: Int64) {
+        publish { progress in
+            if progress.sent == 0, sent > 0 { progress.sent = sent }
+            if progress.received == 0, received > 0 {
+                progress.received = received
+                progress.expectedToReceive = received
+            }
+        }
+    }
+
     /// The newest progress.
     package var progress: TransferProgress { state.withLock { $0 } }
 

@@ -1,5 +1,5 @@
 public import Moments
-public import MomentsNetworking
+import MomentsNetworking
 import Foundation
 public import MomentsObservability
 

@@ -27,6 +27,9 @@ import MomentsHTTP
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("download.bin")
         let size = 3_000_017
+        // A longer file readable by all is there already: replaced whole, and made the owner's.
+        try Data(repeating: 1, count: size + 1_000).write(to: destination)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination.path)
         let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
         let transfer = client.transfer(FileDownload(
             path: "/download", to: destination, query: [URLQueryItem(name: "size", value: "\(size)"), URLQueryItem(name: "chunked", value: chunked ? "1" : "0")]

@@ -1,4 +1,4 @@
-public import MomentsNetworking
+import MomentsNetworking
 public import MomentsObservability
 
 extension MomentsStore {

@@ -1,6 +1,6 @@
 import MomentsSupport
 import Foundation
-public import MomentsHTTP
+package import MomentsHTTP
 
 /// Identifies a cached answer: a SHA-256 of the method, the URL, the body and the
 /// identity of the credentials sent (a keyed digest; see

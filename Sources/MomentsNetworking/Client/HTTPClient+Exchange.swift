@@ -203,10 +203,23 @@ extension HTTPClient {
                 ? HTTPClientError.cancelled()
                 : HTTPClientError.transportFailure(TransportFailure(kind: .other, message: String(describing: error)))
         }
+        return try completed(response, of: request)
+    }
+
+    /// What the client does for every transport, whatever the transport did itself: the
+    /// size limit is checked, a download answered in memory is written to its file, and
+    /// a transfer whose transport reported no progress is told its whole exchange.
+    private nonisolated func completed(_ response: HTTPResponse, of request: HTTPRequest) throws(HTTPClientError) -> HTTPResponse {
         if let limit = request.maximumResponseSize, response.body.count > limit {
             throw HTTPClientError.responseTooLarge(limit: limit, received: response.body.count)
         }
-        return response
+        TransferProgressReporter.current?.exchangeEnded(sent: request.bodyLength, received: Int64(response.body.count))
+        guard let destination = request.destination, response.bodyFile == nil else { return response }
+        var written = response
+        try DownloadFile.write(response.body, to: destination)
+        written.body = Data()
+        written.bodyFile = destination
+        return written
     }
 
     nonisolated func decode<R: Request>(_ response: HTTPResponse, for request: R, sentAs httpRequest: HTTPRequest) throws -> R.Response {

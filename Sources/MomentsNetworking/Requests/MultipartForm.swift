@@ -1,5 +1,5 @@
 public import Foundation
-public import MomentsHTTP
+package import MomentsHTTP
 
 /// A `multipart/form-data` form (RFC 7578): text fields, and files streamed from disk as
 /// the form is sent, never read whole. Send it with ``RequestBody/multipart(_:)``.

@@ -100,7 +100,7 @@ extension Request where Response == URL {
     /// The file the body was written to (``RequestOptions/downloadDestination``).
     public func decodeResponse(_ response: HTTPResponse, decoder: JSONDecoder) throws -> URL {
         guard let file = response.bodyFile else {
-            throw ValidationError("the answer was not written to a file: the transport did not write the download")
+            throw ValidationError("the answer was not written to a file: the request names no download destination (RequestOptions.downloadDestination)")
         }
         return file
     }

@@ -1,5 +1,5 @@
 public import Foundation
-public import MomentsHTTP
+package import MomentsHTTP
 
 /// The body of a ``Request``: a value encoded to JSON by the client's encoder, form
 /// fields, bytes sent as they are, or a file or `multipart/form-data` form streamed from

@@ -24,7 +24,7 @@ final class URLSessionExchange: Sendable {
         var expectedLength: Int64 = -1
         var deadline: UInt64?
         /// The destination file while the body is written to it.
-        var file: Int32 = -1
+        var download: DownloadFile?
         /// A download task's body, moved to the destination.
         var downloadMoved = false
         /// Why a download task's file could not be taken.
@@ -90,11 +90,12 @@ final class URLSessionExchange: Sendable {
         }
         guard let http = response as? HTTPURLResponse else { return true }
         let headers = Self.headers(of: http)
-        var file: Int32 = -1
+        var download: DownloadFile?
         if let destination {
-            file = open(destination.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard file >= 0 else {
-                finish(throwing: .invalidRequest("cannot write the download to \(destination.path): \(String(cString: strerror(errno)))"))
+            do throws(HTTPClientError) {
+                download = try DownloadFile(creating: destination)
+            } catch {
+                finish(throwing: error)
                 return false
             }
         }
@@ -102,7 +103,7 @@ final class URLSessionExchange: Sendable {
             state.statusCode = http.statusCode
             state.headers = headers
             state.expectedLength = response.expectedContentLength
-            state.file = file
+            state.download = download
         }
         progress?.received(0, of: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
         return true
@@ -113,8 +114,8 @@ final class URLSessionExchange: Sendable {
             guard !state.isFinished else { return (nil, nil, 0, -1) }
             state.received += Int64(data.count)
             if let limit, state.received > Int64(limit) { return (state.received, nil, state.received, state.expectedLength) }
-            if state.file >= 0 {
-                if let failure = Self.write(data, to: state.file, destination: destination) { return (nil, failure, 0, -1) }
+            if let download = state.download {
+                if let failure = Self.write(data, to: download) { return (nil, failure, 0, -1) }
             } else {
                 state.body.append(data)
             }
@@ -169,23 +170,16 @@ final class URLSessionExchange: Sendable {
         progress?.sent(count, of: expected >= 0 ? expected : nil)
     }
 
-    /// Writes all of `data` to `file`; the failure, if it cannot.
-    private static func write(_ data: Data, to file: Int32, destination: URL?) -> HTTPClientError? {
+    /// Writes all of `data` to `download`; the failure, if it cannot.
+    private static func write(_ data: Data, to download: DownloadFile) -> HTTPClientError? {
         data.withUnsafeBytes { bytes -> HTTPClientError? in
-            do throws(AtomicFile.Failure) {
-                try AtomicFile.writeAll(bytes, to: file)
+            do throws(HTTPClientError) {
+                try download.write(bytes)
                 return nil
             } catch {
-                return .transportFailure(TransportFailure(kind: .other, message: "cannot write the download to \(destination?.path ?? "its file"): \(error.reason)"))
+                return error
             }
         }
-    }
-
-    /// Closes the destination file; removes it unless the download `succeeded`.
-    private func closeFile(_ descriptor: Int32, succeeded: Bool) {
-        guard descriptor >= 0 else { return }
-        close(descriptor)
-        if !succeeded, let destination { try? FileManager.default.removeItem(at: destination) }
     }
 
     func complete(error: (any Error)?) {
@@ -201,7 +195,7 @@ final class URLSessionExchange: Sendable {
                 takeHead(of: task.response, into: &state)
                 if let failure = state.downloadFailure { return (continuation, .failure(failure)) }
                 if error == nil, !state.downloadMoved, let destination {
-                    _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                    try? DownloadFile.write(Data(), to: destination)
                     state.downloadMoved = true
                 }
                 if error != nil, state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
@@ -214,10 +208,10 @@ final class URLSessionExchange: Sendable {
             let comparable = encoding == "identity" || encoding.isEmpty
             // A deadline that ran out is a timeout, however much of the body had come.
             let timedOut = (error as? URLError)?.code == .timedOut
-            let file = state.file
-            state.file = -1
+            let download = state.download
+            state.download = nil
             if !timedOut, !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
-                closeFile(file, succeeded: false)
+                download?.finish(succeeded: false)
                 if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
                 return (continuation, .failure(.transportFailure(TransportFailure(
                     kind: .truncatedResponse,
@@ -225,14 +219,14 @@ final class URLSessionExchange: Sendable {
                 ))))
             }
             if let error {
-                closeFile(file, succeeded: false)
+                download?.finish(succeeded: false)
                 return (continuation, .failure(URLSessionErrorMapping.clientError(for: error)))
             }
-            if let destination, file < 0, !state.downloadMoved {
+            if let destination, download == nil, !state.downloadMoved {
                 // No body came (a HEAD, a 204): the file is there all the same, empty.
-                _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                try? DownloadFile.write(Data(), to: destination)
             }
-            closeFile(file, succeeded: true)
+            download?.finish(succeeded: true)
             let response = HTTPResponse(statusCode: state.statusCode, headers: state.headers, body: state.body, bodyFile: destination)
             state.body = Data()
             return (continuation, .success(response))
@@ -249,9 +243,7 @@ final class URLSessionExchange: Sendable {
             if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
             takeHead(of: response, into: &state)
-            if let destination {
-                _ = FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
-            }
+            if let destination { try? DownloadFile.write(Data(), to: destination) }
             let continuation = state.continuation
             state.continuation = nil
             return (continuation, HTTPResponse(statusCode: state.statusCode, headers: state.headers, bodyFile: destination))
@@ -284,8 +276,8 @@ final class URLSessionExchange: Sendable {
             if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
             state.body = Data()
-            closeFile(state.file, succeeded: false)
-            state.file = -1
+            state.download?.finish(succeeded: false)
+            state.download = nil
             if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
             state.downloadMoved = false
             let continuation = state.continuation
