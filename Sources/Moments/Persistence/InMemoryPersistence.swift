@@ -86,7 +86,7 @@ public actor InMemoryPersistence: MomentsPersistence {
             for index in batch.timelines.indices {
                 let userID = batch.timelines.keys[index]
                 guard unchecked.isEmpty || !unchecked.contains(userID), let stored = timelines.index(forKey: userID),
-                      timelines.values[stored].hasSameList(as: batch.timelines.values[index]) else { return false }
+                      timelines.values[stored].hasSameList(as: batch.timelines.values[index].entries) else { return false }
             }
             for id in batch.moments.keys where moments.index(forKey: id) == nil { return false }
             for index in batch.timelines.indices {
@@ -147,9 +147,9 @@ extension StoredTimeline {
     /// Takes `other`'s owner and `isLiked`s, writing only what differs; `other` lists
     /// the same moments in the same order.
     /// Whether `other` lists the same moments in the same order.
-    fileprivate func hasSameList(as other: StoredTimeline) -> Bool {
-        guard entries.count == other.entries.count else { return false }
-        for index in entries.indices where entries[index].momentID != other.entries[index].momentID { return false }
+    fileprivate func hasSameList(as other: [Entry]) -> Bool {
+        guard entries.count == other.count else { return false }
+        for index in entries.indices where entries[index].momentID != other[index].momentID { return false }
         return true
     }
 

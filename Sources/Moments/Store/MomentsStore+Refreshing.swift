@@ -141,7 +141,7 @@ extension MomentsStore {
         likeBook.contested.formUnion(applied.contestedLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
         evictIfNeeded(sparing: userID)
-        return (applied, evidence)
+        return (consume applied, evidence)
     }
 
     /// A debug record of what applying `answer` did.
