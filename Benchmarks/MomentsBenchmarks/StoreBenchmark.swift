@@ -119,12 +119,17 @@ enum StoreBenchmark {
     }
 
     /// Refreshes, then likes, through the store alone for `seconds` each (with one
-    /// subscriber), for a profiler to watch; reports the rates.
+    /// subscriber), for a profiler to watch; reports the rates. `SUBSCRIBERS=0` runs
+    /// them without a subscriber, `SUBSCRIBERS=idle` with one that never takes its value
+    /// (what delivering costs, without waking anyone); `PHASE=refresh` stops after the
+    /// refreshes.
     static func profile(seconds: Int) async -> [Row] {
         let store = MomentsStore(service: InstantService(moments: 20), persistence: InMemoryPersistence())
-        let subscribed = ProcessInfo.processInfo.environment["SUBSCRIBERS"] != "0"
-        let consumer = Task { if subscribed { for await _ in await store.updates(for: "0") {} } }
+        let mode = ProcessInfo.processInfo.environment["SUBSCRIBERS"]
+        let consumer = Task { if mode != "0", mode != "idle" { for await _ in await store.updates(for: "0") {} } }
         defer { consumer.cancel() }
+        let idle = mode == "idle" ? await store.updates(for: "0") : nil
+        defer { withExtendedLifetime(idle) {} }
         let (refreshes, refreshSwitches) = await ContextSwitches.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0") }
         if ProcessInfo.processInfo.environment["PHASE"] == "refresh" {
             return [Harness.row("store profile: refresh", unit: "per second", (refreshes, refreshes, 1), target: nil,
@@ -137,7 +142,7 @@ enum StoreBenchmark {
         }
         let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
-        let handConsumer = Task { if subscribed { for await _ in stream {} } }
+        let handConsumer = Task { if mode != "0", mode != "idle" { for await _ in stream {} } }
         defer { handConsumer.cancel() }
         let (handRefreshes, handSwitches) = await ContextSwitches.rate(for: .seconds(2)) { await handRolled.refresh("0") }
         return [Harness.row("store profile: hand-rolled refresh", unit: "per second", (handRefreshes, handRefreshes, 1), target: nil,

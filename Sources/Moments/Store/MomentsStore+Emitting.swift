@@ -88,9 +88,9 @@ extension MomentsStore {
     /// Sends a new snapshot to the subscribers of each of `users`' timelines.
     func publishSnapshots(to users: Set<String>) {
         guard !users.isEmpty else { return }
-        for (user, continuations) in snapshots.subscribers(among: users) {
+        for (user, mailboxes) in snapshots.subscribers(among: users) {
             guard let details = state.displayedTimeline(user) else { continue }
-            for continuation in continuations { continuation.yield(details) }
+            for mailbox in mailboxes { mailbox.deliver(details) }
         }
     }
 }

@@ -138,9 +138,9 @@ public actor MomentsStore {
     /// its resources are released, when the consuming task is cancelled or the stream is
     /// dropped. Nothing is emitted before a first timeline exists.
     public func updates(for userID: String) -> AsyncStream<MomentsDetails> {
-        let (stream, continuation) = snapshots.subscribe(userID)
+        let (stream, mailbox) = snapshots.subscribe(userID)
         if let current = state.displayedTimeline(userID) {
-            continuation.yield(current)
+            mailbox.deliver(current)
         } else {
             beginActivity()
             Task {

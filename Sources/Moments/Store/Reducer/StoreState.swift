@@ -196,33 +196,33 @@ final class StoreState {
         return details
     }
 
-    /// Assembles the snapshot from the last one, rebuilding only the moments whose
-    /// records (or `isLiked`) changed since.
+    /// Assembles the snapshot in the moments of the one before last (``TimelineRecord/spare``,
+    /// or a copy of the last one's), rebuilding only the moments whose records (or
+    /// `isLiked`) changed since those were assembled.
     private func assembleTimeline(_ userID: String) -> MomentsDetails? {
         guard let timeline = timelines[userID] else { return nil }
         let entries = timeline.entries
         let members = timeline.members
-        var moments = timeline.shown
-        var revisions = timeline.shownRevisions
-        timeline.shown = []
-        timeline.shownRevisions = []
-        if moments.count != members.count {
-            moments = []
-            moments.reserveCapacity(members.count)
-            revisions = members.map(\.revision)
-            for index in members.indices { moments.append(view(members[index], isLiked: entries[index].isLiked, by: userID)) }
+        var next = timeline.spare
+        timeline.spare = ShownMoments()
+        if next.moments.count != members.count { next = timeline.shown }
+        if next.moments.count != members.count {
+            next.moments = []
+            next.moments.reserveCapacity(members.count)
+            next.revisions = members.map(\.revision)
+            for index in members.indices { next.moments.append(view(members[index], isLiked: entries[index].isLiked, by: userID)) }
         } else {
             for index in members.indices {
                 // `members` holds each record for the whole loop: borrowed, not retained.
                 let revision = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { $0.revision }
-                guard revision != revisions[index] else { continue }
-                moments[index] = view(members[index], isLiked: entries[index].isLiked, by: userID)
-                revisions[index] = revision
+                guard revision != next.revisions[index] else { continue }
+                next.moments[index] = view(members[index], isLiked: entries[index].isLiked, by: userID)
+                next.revisions[index] = revision
             }
         }
-        timeline.shown = moments
-        timeline.shownRevisions = revisions
-        return MomentsDetails(userDetails: timeline.userDetails, moments: moments)
+        timeline.spare = timeline.shown
+        timeline.shown = next
+        return MomentsDetails(userDetails: timeline.userDetails, moments: next.moments)
     }
 
     /// `record`'s moment as `userID` sees it: the confirmed value with `isLiked` as the

@@ -19,11 +19,13 @@ final class TimelineRecord {
     /// it (it is created only for an id with no record, and dropped only once no
     /// timeline holds it).
     @exclusivity(unchecked) private(set) var members: [MomentRecord]
-    /// The moments as the owner last saw them, and each member's ``MomentRecord/revision``
-    /// then (empty until first assembled, and after the list changes; a revision of
-    /// `UInt64.max` marks a moment whose `isLiked` changed since).
-    @exclusivity(unchecked) var shown: [Moment] = []
-    @exclusivity(unchecked) var shownRevisions: [UInt64] = []
+    /// The moments as the owner last saw them (see ``ShownMoments``).
+    @exclusivity(unchecked) var shown = ShownMoments()
+    /// The moments of the snapshot before ``shown``: the next snapshot is assembled in
+    /// them, since by then no subscriber is likely to hold them any more (a stream keeps
+    /// only its newest value), so they are updated in place where `shown`, which a
+    /// subscriber may still hold, would be copied.
+    @exclusivity(unchecked) var spare = ShownMoments()
     @exclusivity(unchecked) var evidence: Evidence
     /// For least-recently-used eviction.
     @exclusivity(unchecked) var lastUse: UInt64
@@ -43,15 +45,16 @@ final class TimelineRecord {
     func replaceList(with entries: [StoredTimeline.Entry], members: [MomentRecord]?) {
         self.entries = entries
         if let members { self.members = members }
-        shown = []
-        shownRevisions = []
+        shown = ShownMoments()
+        spare = ShownMoments()
         positions = nil
     }
 
     /// Sets the owner's `isLiked` of the moment at `index`, as a newer answer gave it.
     func setIsLiked(_ isLiked: Bool?, at index: Int) {
         entries[index].isLiked = isLiked
-        if index < shownRevisions.count { shownRevisions[index] = .max }
+        shown.invalidate(at: index)
+        spare.invalidate(at: index)
     }
 
     /// The index of `momentID` in the list, if the timeline holds it.
@@ -80,4 +83,17 @@ struct LikeIntent: Sendable {
     let liker: Moment.LikedUser
     /// Which call set it: a later call for the same user and moment replaces it.
     let generation: Int
+}
+
+/// A timeline's moments as assembled for a snapshot, with each member's
+/// ``MomentRecord/revision`` then: empty until first assembled, and after the list
+/// changes; a revision of `UInt64.max` marks a moment whose `isLiked` changed since.
+struct ShownMoments {
+    var moments: [Moment] = []
+    var revisions: [UInt64] = []
+
+    /// Marks the moment at `index` as changed since.
+    mutating func invalidate(at index: Int) {
+        if index < revisions.count { revisions[index] = .max }
+    }
 }

@@ -1,41 +1,44 @@
 import MomentsSupport
 
-/// The live continuations of every user's update streams.
+/// The live mailboxes of every user's update streams.
 ///
-/// Guarded by a mutex rather than the store's actor, so a stream's `onTermination`
-/// removes its continuation at once, from whatever thread ends it. Values are yielded
-/// outside the lock: `onTermination` takes the same lock, and a yield may trigger it.
-/// Subscribers are kept in the order they came, and woken in that order.
+/// Guarded by a mutex rather than the store's actor, so a stream that ends, is
+/// cancelled or is dropped removes its mailbox at once, from whatever thread ends it.
+/// Values are delivered outside the lock. Subscribers are kept in the order they came,
+/// and woken in that order.
 final class SubscriberRegistry<Value: Sendable>: Sendable {
-    typealias Continuation = AsyncStream<Value>.Continuation
+    typealias Mailbox = LatestValueMailbox<Value>
 
     /// One user's subscribers: insertion-ordered, O(1) removal by tombstone.
     private struct Subscribers {
-        var slots: [(id: Int, continuation: Continuation)?] = []
+        var slots: [(id: Int, mailbox: Mailbox)?] = []
         var positions: [Int: Int] = [:]
-        /// The live continuations in order, kept between changes so that a yield copies
-        /// no list; `nil` after a removal until the next yield rebuilds it.
-        private var live: [Continuation]? = []
+        /// The live mailboxes in order, kept between changes so that a delivery copies
+        /// no list; `nil` after a removal until the next delivery rebuilds it.
+        private var live: [Mailbox]? = []
 
         var count: Int { positions.count }
 
-        mutating func add(_ id: Int, _ continuation: Continuation) {
+        mutating func add(_ id: Int, _ mailbox: Mailbox) {
             positions[id] = slots.count
-            slots.append((id, continuation))
-            live?.append(continuation)
+            slots.append((id, mailbox))
+            live?.append(mailbox)
         }
 
-        mutating func remove(_ id: Int) {
-            guard let position = positions.removeValue(forKey: id) else { return }
+        /// Removes subscriber `id`; returns its mailbox.
+        mutating func remove(_ id: Int) -> Mailbox? {
+            guard let position = positions.removeValue(forKey: id) else { return nil }
+            let mailbox = slots[position]?.mailbox
             slots[position] = nil
             live = nil
             if slots.count > 32, positions.count * 2 < slots.count { compact() }
+            return mailbox
         }
 
-        /// The live continuations in subscription order.
-        mutating func ordered() -> [Continuation] {
+        /// The live mailboxes in subscription order.
+        mutating func ordered() -> [Mailbox] {
             if let live { return live }
-            let rebuilt = continuations
+            let rebuilt = mailboxes
             live = rebuilt
             return rebuilt
         }
@@ -47,7 +50,7 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
             }
         }
 
-        var continuations: [Continuation] { slots.compactMap { $0?.continuation } }
+        var mailboxes: [Mailbox] { slots.compactMap { $0?.mailbox } }
     }
 
     private struct State {
@@ -65,40 +68,44 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
 
     private func total(_ state: State) -> Int { state.byUser.values.reduce(0) { $0 + $1.count } }
 
-    /// Makes a stream for `userID`, registered before it is returned.
-    func subscribe(_ userID: String) -> (AsyncStream<Value>, Continuation) {
-        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Makes a stream for `userID`, registered before it is returned, and its mailbox
+    /// (to deliver the current value to it first). The stream ends when its consumer is
+    /// cancelled or stops, when it is dropped without being iterated, or at
+    /// ``finishAll()``.
+    func subscribe(_ userID: String) -> (AsyncStream<Value>, Mailbox) {
+        let mailbox = Mailbox()
         let (id, count) = state.withLock { state in
             state.nextID += 1
-            state.byUser[userID, default: Subscribers()].add(state.nextID, continuation)
+            state.byUser[userID, default: Subscribers()].add(state.nextID, mailbox)
             return (state.nextID, onCount == nil ? 0 : total(state))
         }
         onCount?(count)
-        continuation.onTermination = { [weak self] _ in
-            self?.remove(id, of: userID)
-        }
-        return (stream, continuation)
+        let subscription = Subscription(registry: self, mailbox: mailbox, id: id, userID: userID)
+        let stream = AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.end() })
+        return (stream, mailbox)
     }
 
-    private func remove(_ id: Int, of userID: String) {
-        let count = state.withLock { state in
-            state.byUser[userID]?.remove(id)
+    fileprivate func remove(_ id: Int, of userID: String) {
+        let (mailbox, count) = state.withLock { state -> (Mailbox?, Int) in
+            let mailbox = state.byUser[userID]?.remove(id)
             if state.byUser[userID]?.count == 0 { state.byUser[userID] = nil }
-            return onCount == nil ? 0 : total(state)
+            return (mailbox, onCount == nil || mailbox == nil ? 0 : total(state))
         }
+        guard let mailbox else { return }
+        mailbox.finish()
         onCount?(count)
     }
 
     /// The users among `users` with at least one subscriber, each with its subscribers'
-    /// continuations in subscription order: who to send a value to, under one lock.
-    /// Yield outside the registry (see ``SubscriberRegistry``).
-    func subscribers(among users: Set<String>) -> [(userID: String, continuations: [Continuation])] {
+    /// mailboxes in subscription order: who to send a value to, under one lock.
+    /// Deliver outside the registry (see ``SubscriberRegistry``).
+    func subscribers(among users: Set<String>) -> [(userID: String, mailboxes: [Mailbox])] {
         state.withLock { state in
-            var found: [(userID: String, continuations: [Continuation])] = []
+            var found: [(userID: String, mailboxes: [Mailbox])] = []
             guard !state.byUser.isEmpty else { return found }
             for user in users {
-                guard let continuations = state.byUser[user]?.ordered() else { continue }
-                found.append((user, continuations))
+                guard let mailboxes = state.byUser[user]?.ordered() else { continue }
+                found.append((user, mailboxes))
             }
             return found
         }
@@ -116,8 +123,35 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
     func finishAll() {
         let all = state.withLock { state in
             defer { state.byUser.removeAll() }
-            return state.byUser.values.flatMap(\.continuations)
+            return state.byUser.values.flatMap(\.mailboxes)
         }
-        for continuation in all { continuation.finish() }
+        for mailbox in all { mailbox.finish() }
     }
+}
+
+/// One subscriber of a ``SubscriberRegistry``: removed from it when its stream ends, is
+/// cancelled, or is dropped without being iterated.
+private final class Subscription<Value: Sendable>: Sendable {
+    let registry: SubscriberRegistry<Value>
+    let mailbox: LatestValueMailbox<Value>
+    let id: Int
+    let userID: String
+
+    init(registry: SubscriberRegistry<Value>, mailbox: LatestValueMailbox<Value>, id: Int, userID: String) {
+        self.registry = registry
+        self.mailbox = mailbox
+        self.id = id
+        self.userID = userID
+    }
+
+    /// Cancellation while waiting reaches ``end()`` through the stream's `onCancel`.
+    func next() async -> Value? {
+        let value = await mailbox.next()
+        if value == nil { end() }
+        return value
+    }
+
+    func end() { registry.remove(id, of: userID) }
+
+    deinit { registry.remove(id, of: userID) }
 }

@@ -1,0 +1,86 @@
+import MomentsSupport
+
+/// One subscriber's newest value not yet taken: the state stream of
+/// `MomentsStore.updates(for:)`, where a slow consumer gets the newest value and never a
+/// backlog.
+///
+/// A value delivered while the consumer waits is handed to it; one delivered while it
+/// is busy replaces the value still waiting, if any. It does the work of an
+/// `AsyncStream` buffering the newest element with a lock and one optional, without a
+/// queue: the store delivers a snapshot on every change, to every subscriber.
+final class LatestValueMailbox<Value: Sendable>: Sendable {
+    typealias Waiter = CheckedContinuation<Value?, Never>
+
+    private struct State {
+        var pending: Value?
+        var waiter: Waiter?
+        var isFinished = false
+    }
+
+    private let state = PThreadMutex(State())
+
+    init() {}
+
+    /// Hands `value` to the waiting consumer, or keeps it in place of the value still
+    /// waiting; nothing once finished.
+    func deliver(_ value: Value) {
+        // The value it replaces is released after the lock: its deinit may be long.
+        let (waiter, replaced) = state.withLock { state -> (Waiter?, Value?) in
+            guard !state.isFinished else { return (nil, nil) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, nil)
+            }
+            let replaced = state.pending
+            state.pending = value
+            return (nil, replaced)
+        }
+        _ = replaced
+        waiter?.resume(returning: value)
+    }
+
+    /// Ends the stream: a waiting consumer gets `nil` now, a busy one at its next call;
+    /// a value still waiting is dropped.
+    func finish() {
+        let (waiter, dropped) = state.withLock { state -> (Waiter?, Value?) in
+            state.isFinished = true
+            defer {
+                state.waiter = nil
+                state.pending = nil
+            }
+            return (state.waiter, state.pending)
+        }
+        _ = dropped
+        waiter?.resume(returning: nil)
+    }
+
+    /// The value waiting, or the next one delivered; `nil` once finished or when the
+    /// calling task is cancelled (the stream's `onCancel` finishes a waiting one).
+    func next() async -> Value? {
+        // A value already waiting is taken without a continuation.
+        if let ready = take() { return ready }
+        return await withCheckedContinuation { (continuation: Waiter) in
+            let ready = state.withLock { state -> Value?? in
+                if let value = state.pending {
+                    state.pending = nil
+                    return value
+                }
+                if state.isFinished || Task.isCancelled { return .some(nil) }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// The value waiting, `.some(nil)` once finished, or `nil` when the consumer must wait.
+    private func take() -> Value?? {
+        state.withLock { state -> Value?? in
+            if let value = state.pending {
+                state.pending = nil
+                return value
+            }
+            return state.isFinished || Task.isCancelled ? .some(nil) : nil
+        }
+    }
+}
