@@ -144,8 +144,6 @@ public actor InMemoryPersistence: MomentsPersistence {
 }
 
 extension StoredTimeline {
-    /// Takes `other`'s owner and `isLiked`s, writing only what differs; `other` lists
-    /// the same moments in the same order.
     /// Whether `other` lists the same moments in the same order.
     fileprivate func hasSameList(as other: [Entry]) -> Bool {
         guard entries.count == other.count else { return false }
@@ -153,6 +151,8 @@ extension StoredTimeline {
         return true
     }
 
+    /// Takes `other`'s owner and `isLiked`s, writing only what differs; `other` lists
+    /// the same moments in the same order.
     fileprivate mutating func adoptValues(of other: StoredTimeline) {
         if userDetails != other.userDetails { userDetails = other.userDetails }
         for index in entries.indices where entries[index].isLiked != other.entries[index].isLiked {

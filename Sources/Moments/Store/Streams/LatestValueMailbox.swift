@@ -24,19 +24,18 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     /// Hands `value` to the waiting consumer, or keeps it in place of the value still
     /// waiting; nothing once finished.
     func deliver(_ value: Value) {
-        // The value it replaces is released after the lock: its deinit may be long.
         let (waiter, replaced) = state.withLock { state -> (Waiter?, Value?) in
             guard !state.isFinished else { return (nil, nil) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, nil)
             }
-            let replaced = state.pending
-            state.pending = value
-            return (nil, replaced)
+            defer { state.pending = value }
+            return (nil, state.pending)
         }
-        _ = replaced
         waiter?.resume(returning: value)
+        // The value replaced is released here, after the lock: its deinit may be long.
+        _ = consume replaced
     }
 
     /// Ends the stream: a waiting consumer gets `nil` now, a busy one at its next call;
@@ -50,22 +49,18 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
             }
             return (state.waiter, state.pending)
         }
-        _ = dropped
         waiter?.resume(returning: nil)
+        _ = consume dropped
     }
 
     /// The value waiting, or the next one delivered; `nil` once finished or when the
     /// calling task is cancelled (the stream's `onCancel` finishes a waiting one).
     func next() async -> Value? {
         // A value already waiting is taken without a continuation.
-        if let ready = take() { return ready }
+        if let ready = state.withLock(Self.take) { return ready }
         return await withCheckedContinuation { (continuation: Waiter) in
             let ready = state.withLock { state -> Value?? in
-                if let value = state.pending {
-                    state.pending = nil
-                    return value
-                }
-                if state.isFinished || Task.isCancelled { return .some(nil) }
+                if let ready = Self.take(from: &state) { return ready }
                 state.waiter = continuation
                 return nil
             }
@@ -73,14 +68,13 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
         }
     }
 
-    /// The value waiting, `.some(nil)` once finished, or `nil` when the consumer must wait.
-    private func take() -> Value?? {
-        state.withLock { state -> Value?? in
-            if let value = state.pending {
-                state.pending = nil
-                return value
-            }
-            return state.isFinished || Task.isCancelled ? .some(nil) : nil
+    /// The value waiting, `.some(nil)` once finished (or the consumer is cancelled), or
+    /// `nil` when the consumer must wait.
+    private static func take(from state: inout State) -> Value?? {
+        if let value = state.pending {
+            state.pending = nil
+            return value
         }
+        return state.isFinished || Task.isCancelled ? .some(nil) : nil
     }
 }

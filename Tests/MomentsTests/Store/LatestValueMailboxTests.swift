@@ -1,0 +1,66 @@
+@testable import Moments
+import MomentsTestSupport
+import Testing
+
+/// The rules of the mailbox behind `updates(for:)`: a consumer receives values in the
+/// order they were delivered, never one older than a value it already had, always the
+/// last one delivered before it stops waiting, and the end once the mailbox is finished.
+@Suite(.timeLimit(.minutes(1))) struct LatestValueMailboxTests {
+    /// A producer delivers 1...500 while a consumer takes values, each pausing a seeded
+    /// number of times between steps, on two threads: whatever the interleaving, the
+    /// consumer sees a strictly increasing run of values that ends with the last one.
+    @Test(arguments: 0..<40 as Range<UInt64>)
+    func aConsumerSeesNewerValuesInOrderAndTheLastOne(seed: UInt64) async {
+        let mailbox = LatestValueMailbox<Int>()
+        let last = 500
+        let consumer = Task.detached { () -> [Int] in
+            var random = SeededGenerator(seed: seed &* 7 &+ 1)
+            var seen: [Int] = []
+            while seen.last != last, let value = await mailbox.next() {
+                seen.append(value)
+                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
+            }
+            return seen
+        }
+        let producer = Task.detached {
+            var random = SeededGenerator(seed: seed)
+            for value in 1...last {
+                mailbox.deliver(value)
+                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
+            }
+        }
+        await producer.value
+        let seen = await consumer.value
+        #expect(seen.last == last, "seed \(seed): the consumer stopped at \(String(describing: seen.last))")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed): not strictly increasing: \(seen)")
+    }
+
+    @Test func aWaitingConsumerGetsTheEndWhenTheMailboxIsFinished() async {
+        let mailbox = LatestValueMailbox<Int>()
+        let waiting = Task { await mailbox.next() }
+        // Finished before or while the consumer waits: it ends either way.
+        mailbox.finish()
+        #expect(await waiting.value == nil)
+        mailbox.deliver(1)
+        #expect(await mailbox.next() == nil, "nothing is delivered once finished")
+    }
+
+    @Test func aValueWaitingIsReplacedByANewerOne() async {
+        let mailbox = LatestValueMailbox<Int>()
+        mailbox.deliver(1)
+        mailbox.deliver(2)
+        #expect(await mailbox.next() == 2)
+    }
+
+    @Test func aCancelledConsumerStopsWaiting() async {
+        let mailbox = LatestValueMailbox<Int>()
+        let stream = AsyncStream(unfolding: { await mailbox.next() }, onCancel: { mailbox.finish() })
+        let consumer = Task { () -> Int in
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        consumer.cancel()
+        #expect(await consumer.value == 0)
+    }
+}
