@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 swift test --sanitize=thread --scratch-path .build-tsan \
-    --filter 'MomentsStore|HTTPClientTests|EndpointTests|MiddlewareTests|ClientControlTests|AuthenticationTests|RetryTests|CachePolicyTests|ResponseCacheTests|CoalescingTests|BatchTests|ChainTests|LoggingTests|Conformance|CurlTransportTests|CurlBodyMemoryTests|BriefWatchTests|HeaderBytesTests|PThreadMutexTests|FuzzTests|ClientResilienceTests|TraceContextTests|DeadlineTimerTests'
+    --filter 'MomentsStore|HTTPClientTests|EndpointTests|MiddlewareTests|ClientControlTests|AuthenticationTests|RetryTests|CachePolicyTests|ResponseCacheTests|CoalescingTests|BatchTests|ChainTests|LoggingTests|Conformance|CurlTransportTests|CurlBodyMemoryTests|BriefWatchTests|HeaderBytesTests|PThreadMutexTests|FuzzTests|ClientResilienceTests|TraceContextTests|DeadlineTimerTests|LatestValueMailboxTests|AnswerInMemoryTests'
