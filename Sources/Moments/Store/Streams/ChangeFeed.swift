@@ -85,8 +85,7 @@ package final class ChangeFeed: Sendable {
             state.consumers[state.nextConsumerID] = consumer
             return (state.nextConsumerID, consumer)
         }
-        let handle = ConsumerHandle(feed: self, consumer: consumer, id: id)
-        return AsyncStream(unfolding: { await handle.next() }, onCancel: { handle.end() })
+        return StreamSubscription.stream(next: { await consumer.next() }, end: { [weak self] in self?.remove(id) })
     }
 
     /// Ends every stream: consumers get what is buffered, then the end.
@@ -176,31 +175,6 @@ private final class FeedConsumer: Sendable {
             if let ready { continuation.resume(returning: ready) }
         }
     }
-}
-
-/// One consumer of a ``ChangeFeed``: removed from it when its stream ends, is
-/// cancelled, or is dropped without being iterated.
-private final class ConsumerHandle: Sendable {
-    let feed: ChangeFeed
-    let consumer: FeedConsumer
-    let id: Int
-
-    init(feed: ChangeFeed, consumer: FeedConsumer, id: Int) {
-        self.feed = feed
-        self.consumer = consumer
-        self.id = id
-    }
-
-    /// Cancellation while waiting reaches ``end()`` through the stream's `onCancel`.
-    func next() async -> MomentsChange? {
-        let change = await consumer.next()
-        if change == nil { feed.remove(id) }
-        return change
-    }
-
-    func end() { feed.remove(id) }
-
-    deinit { feed.remove(id) }
 }
 
 /// A first-in first-out queue over an array, with amortized O(1) removal at the front.

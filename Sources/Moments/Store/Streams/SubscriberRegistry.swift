@@ -80,8 +80,7 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
             return (state.nextID, onCount == nil ? 0 : total(state))
         }
         onCount?(count)
-        let subscription = Subscription(registry: self, mailbox: mailbox, id: id, userID: userID)
-        let stream = AsyncStream(unfolding: { await subscription.next() }, onCancel: { subscription.end() })
+        let stream = StreamSubscription.stream(next: { await mailbox.next() }, end: { [weak self] in self?.remove(id, of: userID) })
         return (stream, mailbox)
     }
 
@@ -127,31 +126,4 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         }
         for mailbox in all { mailbox.finish() }
     }
-}
-
-/// One subscriber of a ``SubscriberRegistry``: removed from it when its stream ends, is
-/// cancelled, or is dropped without being iterated.
-private final class Subscription<Value: Sendable>: Sendable {
-    let registry: SubscriberRegistry<Value>
-    let mailbox: LatestValueMailbox<Value>
-    let id: Int
-    let userID: String
-
-    init(registry: SubscriberRegistry<Value>, mailbox: LatestValueMailbox<Value>, id: Int, userID: String) {
-        self.registry = registry
-        self.mailbox = mailbox
-        self.id = id
-        self.userID = userID
-    }
-
-    /// Cancellation while waiting reaches ``end()`` through the stream's `onCancel`.
-    func next() async -> Value? {
-        let value = await mailbox.next()
-        if value == nil { end() }
-        return value
-    }
-
-    func end() { registry.remove(id, of: userID) }
-
-    deinit { registry.remove(id, of: userID) }
 }
