@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
         .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
         .library(name: "MomentsPostgres", targets: ["MomentsPostgres"]),
+        .library(name: "MomentsTesting", targets: ["MomentsTesting"]),
         .executable(name: "moments", targets: ["MomentsCLI"]),
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
     ],
@@ -30,6 +31,7 @@ let package = Package(
         .target(name: "MomentsObservability", dependencies: ["MomentsSupport"]),
         .target(name: "MomentsHTTP", dependencies: ["MomentsSupport"]),
         .target(name: "MomentsNetworking", dependencies: ["MomentsHTTP", "MomentsObservability", "MomentsSupport"]),
+        .target(name: "MomentsTesting", dependencies: ["MomentsHTTP", "MomentsSupport"]),
         .target(name: "MomentsGraphQL", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking"]),
         .target(name: "MomentsCaching", dependencies: ["MomentsNetworking", "MomentsSupport"]),
         .target(name: "Moments", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsNetworking", "MomentsObservability", "MomentsSupport"]),
@@ -68,7 +70,7 @@ let package = Package(
             ],
             path: "Benchmarks/MomentsBenchmarks"
         ),
-        .target(name: "MomentsTestSupport", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsSupport"], path: "Tests/MomentsTestSupport"),
+        .target(name: "MomentsTestSupport", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsSupport", "MomentsTesting"], path: "Tests/MomentsTestSupport"),
         .executableTarget(
             name: "MomentsTransferProbe",
             dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsCurl"],
@@ -79,7 +81,7 @@ let package = Package(
             dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"],
             path: "Tests/MomentsCrashWriter"
         ),
-        .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(
             name: "MomentsTransportTests",
             dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]

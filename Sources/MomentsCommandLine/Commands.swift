@@ -6,7 +6,7 @@ enum Commands {
         ("store", "where timelines are kept: sqlite:PATH | json:DIR | postgres:CONNECTION (shared with other instances) | memory (default: sqlite:moments.sqlite)"),
         ("token", "send this token as 'Authorization: Bearer <token>'"),
         ("timeout", "seconds allowed per call, every attempt and retry included, 0 to 3600 (default: 10)"),
-        ("retries", "retries of a failed read, 0 to 10, within the timeout and the retry budget (default: 1)"),
+        ("retries", "retries of a failed read, 0 to 10, within the timeout and the retry budget (default: 1); like and unlike are sent once"),
         ("cache-policy", "answer from the cache in .moments-cache: remote | local | local-or-remote | local-then-remote | remote-then-local (default: no cache)"),
     ] + TransportChoice.options
     static let json = (name: "json", help: "print machine-readable JSON")

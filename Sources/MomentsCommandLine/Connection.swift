@@ -43,7 +43,10 @@ struct Connection {
         return url
     }
 
-    init(_ arguments: ParsedArguments, environment: [String: String]) async throws {
+    /// A connection as `arguments` describe it; with `sendsOnce`, for a command that
+    /// changes something (`like`, `unlike`), no request is retried or hedged, whatever
+    /// `--retries` says.
+    init(_ arguments: ParsedArguments, environment: [String: String], sendsOnce: Bool = false) async throws {
         guard let text = arguments.option("base-url") ?? environment["MOMENTS_BASE_URL"] else {
             throw UsageError(message: "no BFF given: pass --base-url URL or set MOMENTS_BASE_URL (or try 'moments demo')")
         }
@@ -62,7 +65,8 @@ struct Connection {
             }
             retries = count
         }
-        let hedges = !arguments.has("no-hedge")
+        if sendsOnce { retries = 0 }
+        let hedges = !arguments.has("no-hedge") && !sendsOnce
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
         // The answer cache is used only when a policy asks for it.

@@ -196,7 +196,8 @@ public enum MomentsCommandLine {
         let user = arguments.option("user") ?? ""
         let momentID = arguments.option("moment") ?? ""
         let isLiked = arguments.command == .like
-        let connection = try await Connection(arguments, environment: environment)
+        // A like is sent once: a failure says so, and the user decides whether to try again.
+        let connection = try await Connection(arguments, environment: environment, sendsOnce: true)
         // A like the store could not record must not reach the BFF.
         try await connection.persistence.checkWritable()
         let details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)

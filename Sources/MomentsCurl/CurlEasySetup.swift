@@ -66,10 +66,21 @@ struct CurlEasySetup {
             refusals.check(moments_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
             handle.url = request.url
         }
-        let timeout = max(1, Int(request.timeout.milliseconds))
+        let left = transfer.deadline - .now
+        guard left > .zero else {
+            return .transportFailure(TransportFailure(kind: .timedOut, message: "no complete answer within \(request.timeout)"))
+        }
+        let timeout = max(1, Int(left.milliseconds))
         if handle.timeoutMilliseconds != timeout {
             refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout), "TIMEOUT_MS")
             handle.timeoutMilliseconds = timeout
+        }
+        if handle.freshConnection != !request.isRepeatable {
+            // A request that is not repeatable never rides a kept-alive connection:
+            // libcurl sends a request again by itself when a reused connection turns out
+            // closed, even after the server read it, but never on a new one.
+            refusals.check(moments_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.isRepeatable ? 0 : 1), "FRESH_CONNECT")
+            handle.freshConnection = !request.isRepeatable
         }
         applyMethodAndBody(request, to: easy, &refusals)
         if handle.headers != request.headers || handle.headerList == nil {
@@ -127,11 +138,10 @@ struct CurlEasySetup {
         var list: UnsafeMutablePointer<curl_slist>?
         var hasExpect = false
         var hasContentType = false
+        if let invalid = HeaderValidation.firstInvalidField(in: request.headers) {
+            return .invalidRequest("the header field \(invalid) holds CR, LF or NUL, or its name is not a token")
+        }
         for field in request.headers {
-            if field.name.contains(where: \.isNewline) || field.value.contains(where: \.isNewline) || field.name.contains(":") {
-                curl_slist_free_all(list)
-                return .invalidRequest("the header field \(field.name.debugDescription) holds a line break or a colon in its name")
-            }
             if field.name.count == 6, field.name.lowercased() == "expect" { hasExpect = true }
             if field.name.count == 12, field.name.lowercased() == "content-type" { hasContentType = true }
             let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
@@ -235,6 +245,7 @@ final class CurlHandle {
     var timeoutMilliseconds: Int?
     var offersEncodings: Bool?
     var reportsProgress: Bool?
+    var freshConnection: Bool?
 
     init(easy: UnsafeMutableRawPointer) {
         self.easy = easy

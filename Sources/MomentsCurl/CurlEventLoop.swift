@@ -12,6 +12,13 @@ import MomentsHTTP
 /// Other threads only put transfers into the inbox and wake the loop; they never touch
 /// libcurl's handles, and never wait for the loop.
 ///
+/// The loop hands libcurl only transfers it can start at once: at most
+/// `maximumConnectionsPerHost` to one origin (and `maximumConnections` in all), the rest
+/// waiting here, in order, until one of that origin's transfers ends. libcurl 7.88 does
+/// not start a transfer it queued for want of a connection when a connection frees up,
+/// only when its connect timer fires (up to its 10 s connect timeout later). A waiting
+/// transfer's deadline runs while it waits: it is answered `timedOut` when it passes.
+///
 /// Safety of `@unchecked Sendable`: `active`, `idleHandles`, the two watches and the
 /// busy-period counts are read and written only on the loop's thread (`run()`); `multi`
 /// is created in `init`, before the thread starts, and freed by that thread when it
@@ -43,6 +50,14 @@ final class CurlEventLoop: @unchecked Sendable {
     /// while the loop watches for them).
     private let submissions = Atomic<Int>(0)
     private var active: [UnsafeMutableRawPointer: (transfer: CurlTransfer, handle: CurlHandle)] = [:]
+    /// Transfers handed to libcurl, per origin; those waiting for one of the origin's slots.
+    private var activePerOrigin: [String: Int] = [:]
+    private var waiting: [String: Ring<CurlTransfer>] = [:]
+    private var waitingCount = 0
+    private let perOriginLimit: Int
+    private let totalLimit: Int
+    /// The deadlines of waiting transfers.
+    private let waitDeadlines = DeadlineTimer()
     private var idleHandles: [CurlHandle] = []
     /// Idle handles kept for reuse; more are freed.
     private let idleHandleLimit = 256
@@ -64,8 +79,9 @@ final class CurlEventLoop: @unchecked Sendable {
         setup = CurlEasySetup(configuration: configuration)
         nextRequestWatch = BriefWatch(window: configuration.busyPollWindow)
         answerWatch = BriefWatch(window: configuration.busyPollWindow)
-        _ = moments_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maximumConnectionsPerHost))
-        _ = moments_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maximumConnections))
+        // The loop keeps the limits itself (see the type's documentation): libcurl is given none.
+        perOriginLimit = max(0, configuration.maximumConnectionsPerHost)
+        totalLimit = max(0, configuration.maximumConnections)
         // Keep as many idle connections as may be open, so none is closed only to be reopened.
         let cacheSize = max(configuration.maximumConnections, configuration.maximumConnectionsPerHost * 4, 16)
         _ = moments_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, cacheSize)
@@ -116,9 +132,16 @@ final class CurlEventLoop: @unchecked Sendable {
                 }
                 return (inbox.added, inbox.cancelled, inbox.stopping)
             }
-            for transfer in added { begin(transfer) }
+            for transfer in added { admit(transfer) }
             for transfer in cancelled {
-                if let easy = transfer.easy, let entry = active[easy], entry.transfer === transfer { end(entry.transfer, entry.handle) }
+                if let easy = transfer.easy, let entry = active[easy], entry.transfer === transfer {
+                    end(entry.transfer, entry.handle)
+                } else if waiting[transfer.origin]?.removeFirst(where: { $0 === transfer }) == true {
+                    if waiting[transfer.origin]?.isEmpty == true { waiting[transfer.origin] = nil }
+                    waitingCount -= 1
+                    transfer.disarmWaitDeadline(on: waitDeadlines)
+                    inFlight.subtract(1, ordering: .relaxed)
+                }
             }
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
@@ -137,16 +160,66 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.finish(.failure(.cancelled()))
             end(transfer, handle)
         }
+        for queue in waiting.values {
+            for transfer in queue {
+                transfer.finish(.failure(.cancelled()))
+                inFlight.subtract(1, ordering: .relaxed)
+            }
+        }
+        waiting.removeAll()
         for handle in idleHandles { handle.close() }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }
 
-    private func begin(_ transfer: CurlTransfer) {
+    /// Starts `transfer` if its origin (and the transport) has a free slot; otherwise it
+    /// waits for one, its deadline running.
+    private func admit(_ transfer: CurlTransfer) {
         guard !transfer.isFinished else {
             inFlight.subtract(1, ordering: .relaxed)
             return
         }
+        let origin = transfer.origin
+        let originFull = perOriginLimit > 0 && activePerOrigin[origin, default: 0] >= perOriginLimit
+        let transportFull = totalLimit > 0 && active.count >= totalLimit
+        guard originFull || transportFull else {
+            begin(transfer)
+            return
+        }
+        waiting[origin, default: Ring()].append(transfer)
+        waitingCount += 1
+        transfer.armWaitDeadline(on: waitDeadlines) { [weak self] in self?.cancel(transfer) }
+    }
+
+    /// Starts waiting transfers while slots are free: first of `origin`, whose transfer
+    /// just ended, then (when the transport's own limit was what held them) of any origin.
+    private func startWaiting(after origin: String) {
+        guard waitingCount > 0 else { return }
+        startNext(of: origin)
+        guard totalLimit > 0 else { return }
+        for other in Array(waiting.keys) where other != origin {
+            guard active.count < totalLimit else { return }
+            startNext(of: other)
+        }
+    }
+
+    private func startNext(of origin: String) {
+        while perOriginLimit == 0 || activePerOrigin[origin, default: 0] < perOriginLimit,
+              totalLimit == 0 || active.count < totalLimit,
+              let transfer = waiting[origin]?.popFirst() {
+            if waiting[origin]?.isEmpty == true { waiting[origin] = nil }
+            waitingCount -= 1
+            guard !transfer.isFinished else {
+                // Cancelled, or its deadline passed, while it waited.
+                inFlight.subtract(1, ordering: .relaxed)
+                continue
+            }
+            transfer.disarmWaitDeadline(on: waitDeadlines)
+            begin(transfer)
+        }
+    }
+
+    private func begin(_ transfer: CurlTransfer) {
         guard let handle = idleHandles.popLast() ?? newHandle(for: transfer) else {
             inFlight.subtract(1, ordering: .relaxed)
             return
@@ -165,6 +238,7 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         active[handle.easy] = (transfer, handle)
+        activePerOrigin[transfer.origin, default: 0] += 1
         transfersThisBusyPeriod += 1
     }
 
@@ -229,8 +303,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Takes a transfer's handle out of the multi handle and keeps it for reuse.
     private func end(_ transfer: CurlTransfer, _ handle: CurlHandle) {
         active[handle.easy] = nil
+        let origin = transfer.origin
+        if let count = activePerOrigin[origin] { activePerOrigin[origin] = count > 1 ? count - 1 : nil }
         curl_multi_remove_handle(multi, handle.easy)
         release(transfer, handle)
+        startWaiting(after: origin)
     }
 
     private func release(_ transfer: CurlTransfer, _ handle: CurlHandle) {

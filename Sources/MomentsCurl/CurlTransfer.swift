@@ -20,6 +20,11 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     let request: HTTPRequest
+    /// The origin it goes to (`scheme://authority`), for the loop's per-origin limit.
+    let origin: String
+    /// When its deadline passes: its timeout from the moment it was sent, time spent
+    /// waiting for a connection included.
+    let deadline: ContinuousClock.Instant
     /// Where the transfer's progress goes, if it reports progress.
     let progress: TransferProgressReporter?
     private let outcome = PThreadMutex(Outcome.created)
@@ -28,6 +33,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-confined.
     var easy: UnsafeMutableRawPointer?
+    /// The wake-up that fails the transfer at its deadline while it waits for a slot.
+    private var waitDeadline: UInt64?
     private var body: BodyAccumulator
     private var fields = RawHeaderFields()
     private var finalHeadersEnded = false
@@ -54,6 +61,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: HTTPRequest, progress: TransferProgressReporter? = nil, bodyMemory: BodyMemoryPool? = nil) {
         self.request = request
+        self.origin = Self.origin(of: request.url)
+        self.deadline = .now + request.timeout
         self.progress = progress
         body = BodyAccumulator(pool: bodyMemory)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -103,6 +112,36 @@ final class CurlTransfer: @unchecked Sendable {
         guard case .some(let waiting) = continuation else { return false }
         waiting?.resume(with: result.mapError { $0 as any Error })
         return true
+    }
+
+    /// `scheme://authority` of `url`, read off its text.
+    private static func origin(of url: URL) -> String {
+        let text = url.absoluteString
+        guard let schemeEnd = text.range(of: "://") else { return text }
+        let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        return String(text[..<authorityEnd]).lowercased()
+    }
+
+    // MARK: Waiting for a slot (the event-loop thread)
+
+    /// Fails the transfer at its deadline if it is still waiting then, and tells the
+    /// loop through `expired` to let it go.
+    func armWaitDeadline(on timer: DeadlineTimer, expired: @escaping @Sendable () -> Void) {
+        let timeout = request.timeout
+        waitDeadline = timer.schedule(at: deadline) { [weak self] in
+            guard let self else { return }
+            if self.finish(.failure(.transportFailure(TransportFailure(
+                kind: .timedOut, message: "no complete answer within \(timeout): the request waited for a connection all that time"
+            )))) {
+                expired()
+            }
+        }
+    }
+
+    /// The transfer is about to start: its wait is over.
+    func disarmWaitDeadline(on timer: DeadlineTimer) {
+        if let waitDeadline { timer.cancel(waitDeadline) }
+        waitDeadline = nil
     }
 
     // MARK: libcurl's side (the event-loop thread)

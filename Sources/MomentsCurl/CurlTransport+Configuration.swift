@@ -23,11 +23,13 @@ extension CurlTransport {
         /// Host names (and domains, and addresses) reached directly even when a proxy is
         /// set, as libcurl's no-proxy list; `*` matches every host. The default is empty.
         public var noProxy: [String] = []
-        /// Connections open at once to one host; further requests to that host wait for
-        /// one. The default is 8.
+        /// Requests in flight at once to one origin (scheme, host and port), each on a
+        /// connection of its own over HTTP/1.1; further requests to that origin wait in
+        /// the transport, in order, their deadline running, and start the moment one of
+        /// its requests ends. `0` for no limit. The default is 8.
         public var maximumConnectionsPerHost: Int = 8
-        /// Connections open at once in all; `0` for no limit but the per-host one. The
-        /// default is 0.
+        /// Requests in flight at once in all, waiting as above; `0` for no limit but the
+        /// per-origin one. The default is 0.
         public var maximumConnections: Int = 0
         /// The deadline for establishing a connection (TCP and TLS). The request's own
         /// deadline still bounds the whole exchange. The default is 10 seconds.

@@ -305,6 +305,11 @@ public struct RetryStop: Sendable, Hashable, CustomStringConvertible {
     public static let deadline = RetryStop("the call's deadline would pass")
     /// The `RetryPolicy` allows no more attempts.
     public static let attemptsExhausted = RetryStop("no attempts left")
+    /// The request is not repeatable and may have reached the server, which may have
+    /// processed it: it is not sent again (RFC 9110 §9.2.2).
+    public static let mayHaveBeenProcessed = RetryStop(
+        "the request is not repeatable and the server may have processed it (declare it repeatable with RequestOptions.allowsRetry if it is)"
+    )
     /// The circuit breaker opened.
     public static let circuitOpen = RetryStop("the circuit breaker is open")
 

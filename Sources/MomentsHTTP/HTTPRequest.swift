@@ -27,8 +27,17 @@ public struct HTTPRequest: Sendable, Hashable {
     /// transport creates it (0600, or truncates it), removes it when the exchange fails,
     /// and answers with ``HTTPResponse/bodyFile`` set and an empty ``HTTPResponse/body``.
     public var destination: URL?
+    /// Whether the request may reach the server more than once: its method is idempotent
+    /// (RFC 9110 §9.2.2), or its sender declared it safe to repeat.
+    ///
+    /// A transport never sends a request that is not repeatable a second time by itself:
+    /// it goes out on a connection that no earlier request used, so no stale kept-alive
+    /// connection can make the transport send it again, and a failure after any of its
+    /// bytes may have left is reported, not retried.
+    public var isRepeatable: Bool
 
-    /// A request; by default without a body, with a 60-second deadline and no size limit.
+    /// A request; by default without a body, with a 60-second deadline and no size limit,
+    /// repeatable if its method is idempotent.
     public init(
         method: HTTPMethod,
         url: URL,
@@ -37,7 +46,8 @@ public struct HTTPRequest: Sendable, Hashable {
         streamedBody: StreamedBody? = nil,
         timeout: Duration = .seconds(60),
         maximumResponseSize: Int? = nil,
-        destination: URL? = nil
+        destination: URL? = nil,
+        isRepeatable: Bool? = nil
     ) {
         self.method = method
         self.url = url
@@ -47,5 +57,6 @@ public struct HTTPRequest: Sendable, Hashable {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
         self.destination = destination
+        self.isRepeatable = isRepeatable ?? method.isIdempotent
     }
 }

@@ -21,11 +21,9 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
         public static let secureConnectionFailed = Kind("secure connection failed")
         /// The server's answer was not valid HTTP.
         public static let badResponse = Kind("bad server response")
-        /// The connection closed before the request was sent whole, and the transport
-        /// could not send its body again: the server cannot have acted on it, so sending
-        /// it again is safe, even for a request that changes something. (`URLSession` on
-        /// Linux cannot rewind a body it must send again on a new connection; the
-        /// transport fails the attempt instead of sending a length it would not fill.)
+        /// Nothing of the request left the process: the transport knows the server
+        /// cannot have acted on it, so sending it again is safe, even for a request that
+        /// changes something.
         public static let requestNotSent = Kind("request not sent")
         /// Anything else.
         public static let other = Kind("other")
@@ -38,6 +36,18 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
     public let kind: Kind
     /// What the platform reported, without any request header or body.
     public let message: String
+
+    /// Whether the server may have received the request, or part of it: `false` only for
+    /// failures that come before anything is sent (nothing listened, the host has no
+    /// address, the machine has no network, the TLS handshake failed, or the transport
+    /// knows nothing was sent). A request that is not repeatable is never sent again
+    /// after a failure that may have reached the server.
+    public var mayHaveReachedServer: Bool {
+        switch kind {
+        case .connectionRefused, .hostNotFound, .notConnected, .secureConnectionFailed, .requestNotSent: false
+        default: true
+        }
+    }
 
     /// A failure of `kind`, with the platform's `message`.
     public init(kind: Kind, message: String) {

@@ -23,7 +23,10 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     public let spanID: String
     /// Whether the trace is sampled (the `traceparent` flags' lowest bit).
     public let isSampled: Bool
-    /// Vendors' trace state, passed through unchanged.
+    /// Vendors' trace state, as W3C Trace Context allows it: at most 32 list members, each
+    /// `key=value` with a lowercase key (or `tenant@system`) and a printable ASCII value,
+    /// at most 256 characters; invalid members and later duplicates of a key are dropped
+    /// (never the context), and `nil` when none is left.
     public let tracestate: String?
 
     /// The context of `traceparent` (`00-<trace id>-<span id>-<flags>`) and `tracestate`;
@@ -37,25 +40,74 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
               parts[1] != String(repeating: "0", count: 32), parts[2] != String(repeating: "0", count: 16),
               let flags = UInt8(parts[3], radix: 16) else { return nil }
         if parts[0] == "00", parts.count != 4 { return nil }
-        self.init(traceID: String(parts[1]), spanID: String(parts[2]), isSampled: flags & 1 == 1, tracestate: tracestate)
+        self.init(valid: String(parts[1]), spanID: String(parts[2]), isSampled: flags & 1 == 1, tracestate: Self.sanitized(tracestate))
     }
 
-    /// A context of the given ids (lowercase hexadecimal, as `traceparent` carries them).
-    public init(traceID: String, spanID: String, isSampled: Bool = true, tracestate: String? = nil) {
-        self.traceID = traceID.lowercased()
-        self.spanID = spanID.lowercased()
+    /// A context of the given ids, hexadecimal as `traceparent` carries them (either
+    /// case); `nil` unless the trace id has 32 digits and the span id 16, neither all zero.
+    public init?(traceID: String, spanID: String, isSampled: Bool = true, tracestate: String? = nil) {
+        let trace = traceID.lowercased(), span = spanID.lowercased()
+        guard Self.isHex(Substring(trace), count: 32), Self.isHex(Substring(span), count: 16),
+              trace.contains(where: { $0 != "0" }), span.contains(where: { $0 != "0" }) else { return nil }
+        self.init(valid: trace, spanID: span, isSampled: isSampled, tracestate: Self.sanitized(tracestate))
+    }
+
+    private init(valid traceID: String, spanID: String, isSampled: Bool, tracestate: String?) {
+        self.traceID = traceID
+        self.spanID = spanID
         self.isSampled = isSampled
         self.tracestate = tracestate
     }
 
     /// A new trace, sampled.
     public static func random() -> TraceContext {
-        TraceContext(traceID: randomHex(bytes: 16), spanID: randomHex(bytes: 8))
+        TraceContext(valid: randomHex(bytes: 16), spanID: randomHex(bytes: 8), isSampled: true, tracestate: nil)
     }
 
     /// The same trace, under a new span: what a child of this context is.
     public func child() -> TraceContext {
-        TraceContext(traceID: traceID, spanID: Self.randomHex(bytes: 8), isSampled: isSampled, tracestate: tracestate)
+        TraceContext(valid: traceID, spanID: Self.randomHex(bytes: 8), isSampled: isSampled, tracestate: tracestate)
+    }
+
+    /// `tracestate` as W3C Trace Context allows it (see ``tracestate``).
+    static func sanitized(_ tracestate: String?) -> String? {
+        guard let tracestate else { return nil }
+        var kept: [Substring] = []
+        var keys = Set<Substring>()
+        for raw in tracestate.split(separator: ",", omittingEmptySubsequences: true) {
+            let member = raw.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))[...]
+            guard !member.isEmpty else { continue }
+            guard member.utf8.count <= 256, let equals = member.firstIndex(of: "="),
+                  isValidKey(member[..<equals]), isValidValue(member[member.index(after: equals)...]) else { continue }
+            let key = member[..<equals]
+            guard keys.insert(key).inserted else { continue }
+            kept.append(member)
+            if kept.count == 32 { break }
+        }
+        return kept.isEmpty ? nil : kept.joined(separator: ",")
+    }
+
+    /// `lcalpha 0*255(lcalpha / DIGIT / "_" / "-" / "*" / "/")`, or `tenant@system`.
+    private static func isValidKey(_ key: Substring) -> Bool {
+        func allowed(_ byte: UInt8) -> Bool {
+            (97...122).contains(byte) || (48...57).contains(byte) || byte == 95 || byte == 45 || byte == 42 || byte == 47
+        }
+        let bytes = Array(key.utf8)
+        if let at = bytes.firstIndex(of: 64) {
+            let tenant = bytes[..<at], system = bytes[(at + 1)...]
+            guard let first = tenant.first, (97...122).contains(first) || (48...57).contains(first), tenant.count <= 241,
+                  let head = system.first, (97...122).contains(head), system.count <= 14 else { return false }
+            return tenant.allSatisfy(allowed) && system.allSatisfy(allowed)
+        }
+        guard let first = bytes.first, (97...122).contains(first), bytes.count <= 256 else { return false }
+        return bytes.allSatisfy(allowed)
+    }
+
+    /// `0*255(chr) nblk-chr`: printable ASCII but `,` and `=`, not ending in a space.
+    private static func isValidValue(_ value: Substring) -> Bool {
+        let bytes = value.utf8
+        guard let last = bytes.last, last != 0x20, bytes.count <= 256 else { return false }
+        return bytes.allSatisfy { (0x20...0x7E).contains($0) && $0 != 0x2C && $0 != 0x3D }
     }
 
     /// The `traceparent` header value.

@@ -57,6 +57,22 @@ import MomentsHTTP
         #expect(unlikeOutput.output.joined().contains(#""isLiked" : false"#))
     }
 
+    /// `--retries` retries reads: a like the BFF answered 503 is not sent again (the BFF
+    /// may have applied it), and the failure is told.
+    @Test func aLikeIsSentOnceWhateverRetriesSays() async throws {
+        defer { bff.stop(); directory.remove() }
+        struct Stats: Decodable { let requests: Int }
+        let stats = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        try await bff.injectFault(["kind": "status", "status": 503, "count": 5])
+        let before = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        let (status, console) = await run(["like", "--user", "0", "--moment", "1", "--base-url", bff.baseURL.absoluteString,
+                                           "--store", store, "--retries", "3"])
+        let after = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        #expect(status == 1)
+        #expect(console.problems.count == 1, "\(console.problems)")
+        #expect(after - before == 1, "the BFF received the like \(after - before) times")
+    }
+
     @Test func anUnreachableBFFIsOneLineAndStatus1() async throws {
         defer { bff.stop(); directory.remove() }
         let (status, console) = await run(["timeline", "--user", "0", "--store", store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "2"])

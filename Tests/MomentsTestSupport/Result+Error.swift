@@ -5,3 +5,14 @@ extension Result {
         return nil
     }
 }
+
+extension Result where Failure == any Error {
+    /// The outcome of `body`: its value, or what it threw.
+    public init(awaiting body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}

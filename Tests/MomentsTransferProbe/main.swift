@@ -48,9 +48,19 @@ case "multipart":
     var form = MultipartForm()
     form.addField("note", "a large file")
     form.addFile("file", at: file)
-    server = (try? JSONSerialization.jsonObject(with: try await client.send(Upload(body: .multipart(form))))) ?? [:]
+    server = await answer(to: Upload(body: .multipart(form)))
 default:
-    server = (try? JSONSerialization.jsonObject(with: try await client.send(Upload(body: .file(file))))) ?? [:]
+    server = await answer(to: Upload(body: .file(file)))
+}
+
+/// The server's JSON answer to `upload`, or `{"refused": why}` when the client refused it.
+func answer(to upload: Upload) async -> Any {
+    do {
+        let body = try await client.send(upload)
+        return (try? JSONSerialization.jsonObject(with: body)) ?? [:]
+    } catch {
+        return ["refused": String(describing: error)]
+    }
 }
 let peak = kilobytes("VmHWM")
 let report: [String: Any] = ["server": server, "rssBeforeKiB": before, "peakKiB": peak]

@@ -7,7 +7,9 @@ import Testing
 /// each transport, in a process of its own (`MomentsTransferProbe`) so that its memory
 /// measures the transfer alone: every byte must arrive (hashed on both sides), and the
 /// process must grow by less than 32 MB (a URLSession download, whose memory follows its
-/// delegate queue's lag, is reported when it does not).
+/// delegate queue's lag, is reported when it does not). URLSession sends a streamed body
+/// from memory, up to its limit: it refuses a 200 MB one, naming the transport that
+/// streams it, before reading any of it.
 @Suite(.serialized) struct LargeTransferTests {
     static let size = 200 << 20
     static let growthLimitKiB = 32 << 10
@@ -20,9 +22,10 @@ import Testing
                 let sha256: String
             }
 
-            let length: Int
-            let sha256: String
+            let length: Int?
+            let sha256: String?
             let parts: [Part]?
+            let refused: String?
         }
 
         let server: Server
@@ -79,13 +82,17 @@ import Testing
         for kind in TransportKind.allCases {
             for mode in ["file", "multipart"] {
                 let report = try await Self.probe(kind, mode: mode, file: file, server: server)
-                let received = mode == "file" ? (report.server.length, report.server.sha256) : report.server.parts.map { parts in
+                let growth = report.peakKiB - report.rssBeforeKiB
+                #expect(growth < Self.growthLimitKiB, "\(kind) \(mode): the process grew by \(growth) KiB")
+                if kind == .urlSession {
+                    #expect(report.server.refused?.contains("CurlTransport") == true, "\(mode): \(String(describing: report.server))")
+                    continue
+                }
+                let received = mode == "file" ? (report.server.length ?? 0, report.server.sha256 ?? "") : report.server.parts.map { parts in
                     (parts.last?.length ?? 0, parts.last?.sha256 ?? "")
                 } ?? (0, "")
                 #expect(received.0 == Self.size, "\(kind) \(mode): the server received \(received.0) bytes")
                 #expect(received.1 == digest, "\(kind) \(mode): the server's hash differs")
-                let growth = report.peakKiB - report.rssBeforeKiB
-                #expect(growth < Self.growthLimitKiB, "\(kind) \(mode): the process grew by \(growth) KiB")
             }
         }
     }

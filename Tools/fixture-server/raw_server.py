@@ -46,6 +46,9 @@ Routes (any method; the request body is read by Content-Length):
                              the next request to arrive on a connection that already
                              served one is dropped as /close-next drops it
   /closed-early              how many requests /close-next's connections dropped so far
+  /swallow?key=K&rst=1       reads the whole request, counts it under K, and closes the
+                             connection unanswered (with a reset when rst=1)
+  /swallowed?key=K           how many requests /swallow read under K
 """
 import gzip
 import json
@@ -64,6 +67,7 @@ CHURN = {"count": 0}
 CLOSED_IDLE = {"count": 0}
 CLOSED_EARLY = {"count": 0}
 ARMED = {"after": None}
+SWALLOWED = {}
 LOCK = threading.Lock()
 
 
@@ -240,6 +244,17 @@ def handle(conn, peer_subject):
             with LOCK:
                 ARMED["after"] = query.get("after", "headers")
             send(answer(200, b"armed"))
+        elif route == "swallow":
+            # Reads the whole request, counts it, then closes unanswered (?rst=1: with a
+            # reset): a server that acted on a request and died before answering.
+            with LOCK:
+                SWALLOWED[url.path + "?" + query.get("key", "")] = SWALLOWED.get(url.path + "?" + query.get("key", ""), 0) + 1
+            abort(conn.sock, rst=query.get("rst") == "1")
+            return
+        elif route == "swallowed":
+            with LOCK:
+                seen = SWALLOWED.get("/swallow?" + query.get("key", ""), 0)
+            send(answer(200, str(seen).encode()))
         elif route == "closed-early":
             with LOCK:
                 closed = CLOSED_EARLY["count"]

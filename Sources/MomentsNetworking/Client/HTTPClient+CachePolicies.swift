@@ -27,8 +27,9 @@ extension HTTPClient {
             return try await fetch(request, httpRequest, options: options, key: key, started: started)
         case .localThenRemote:
             if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
-                // The network answer replaces the cached one for the next read.
-                Task { _ = try? await self.fetch(request, httpRequest, options: options, key: key, started: .now) }
+                // The network answer replaces the cached one for the next read. The refresh
+                // is a call of its own: cancelAll() cancels it, and its failure is logged.
+                Task { _ = try? await self.fetch(request, httpRequest, options: options, key: key, started: self.clock.now) }
                 return value
             }
             return try await fetch(request, httpRequest, options: options, key: key, started: started)
@@ -82,7 +83,7 @@ extension HTTPClient {
     package nonisolated func answers<R: Request>(
         for request: R, deliver: (DecodedResponse<R.Response>) async throws -> Void
     ) async throws {
-        let started = ContinuousClock.now
+        let started = clock.now
         let options = request.options
         let httpRequest = try makeHTTPRequest(for: request, options: options)
         let policy = options.cachePolicy ?? configuration.cachePolicy
@@ -93,7 +94,7 @@ extension HTTPClient {
         if let value = await cachedAnswer(request, httpRequest, key: key, freshOnly: false, started: started) {
             try await deliver(value)
         }
-        try await deliver(fetch(request, httpRequest, options: options, key: key, started: .now))
+        try await deliver(fetch(request, httpRequest, options: options, key: key, started: clock.now))
     }
 
     /// Removes the cached answer `request` would be served, if any.
@@ -103,7 +104,7 @@ extension HTTPClient {
         guard let cache = configuration.cache else { return }
         let options = request.options
         let httpRequest = try makeHTTPRequest(for: request, options: options)
-        guard let slot = try await cacheSlot(for: request, httpRequest, options: options, started: .now) else { return }
+        guard let slot = try await cacheSlot(for: request, httpRequest, options: options, started: clock.now) else { return }
         await cache.removeResponse(for: slot.key)
     }
 
@@ -129,21 +130,18 @@ extension HTTPClient {
         // A streamed body (a file) is never cached: its key would have to read it all.
         guard options.isCacheable(for: request.method), configuration.cache != nil, httpRequest.streamedBody == nil, httpRequest.destination == nil else { return nil }
         var headers = httpRequest.headers
+        var middlewares = configuration.middlewares + options.middlewares
+        if let authentication = configuration.authentication { middlewares.append(authentication) }
         do {
-            for middleware in configuration.middlewares + options.middlewares {
-                if let authentication = middleware as? AuthenticationMiddleware {
-                    let credential = try await authentication.nextCredential()
-                    headers[credential.name] = credential.value
-                } else if middleware.mayAddCredentials {
-                    return nil
+            for middleware in middlewares {
+                switch try await middleware.identityContribution(for: httpRequest) {
+                case .unchanged: continue
+                case .unknowable: return nil
+                case .adds(let fields): for field in fields { headers[field.name] = field.value }
                 }
             }
-            if let authentication = configuration.authentication {
-                let credential = try await authentication.nextCredential()
-                headers[credential.name] = credential.value
-            }
         } catch {
-            let failure = ((error as? HTTPClientError) ?? .middlewareFailure("AuthenticationMiddleware", error: error))
+            let failure = ((error as? HTTPClientError) ?? .middlewareFailure("identity of the request", error: error))
                 .attaching(method: httpRequest.method, url: httpRequest.url)
             recordFailure(R.self, httpRequest, started: started, error: failure)
             throw failure
@@ -158,16 +156,16 @@ extension HTTPClient {
         _ request: R, _ httpRequest: HTTPRequest, key: CacheSlot?, freshOnly: Bool, started: ContinuousClock.Instant
     ) async -> DecodedResponse<R.Response>? {
         guard let key, let cached = await configuration.cache?.cachedResponse(for: key.key) else { return nil }
-        let now = configuration.now()
+        let now = clock.date
         let usable = freshOnly ? cached.isFresh(at: now) : cached.age(at: now) <= configuration.maximumStaleness.seconds
         guard usable else { return nil }
         let response = cached.response
         guard let value = try? request.decodeResponse(response, decoder: configuration.decoder) else { return nil }
         if recorder.isActive {
-            recorder.record(name: "\(R.self)", request: httpRequest, started: started, response: response,
+            recorder.record(name: "\(R.self)", request: httpRequest, duration: clock.now - started, response: response,
                             attempts: 0, fromCache: true, error: nil)
         }
         return DecodedResponse(value: value, statusCode: response.statusCode, headers: response.headers, body: response.body,
-                               duration: ContinuousClock.now - started, isFromCache: true)
+                               duration: clock.now - started, isFromCache: true)
     }
 }

@@ -109,15 +109,20 @@ extension HTTPClient {
         /// How old a cached answer may be and still serve `.remoteThenLocal` and
         /// `.localThenRemote`. The default is 1 day.
         public var maximumStaleness: Duration = .seconds(86_400)
-        /// The clock that dates cached answers and judges their freshness: replace it in
-        /// tests to let time pass without waiting. The default is `Date()`.
-        package var now: @Sendable () -> Date = { Date() }
         /// The failure statuses after which `.remoteThenLocal` serves the cached answer:
         /// answers saying the server could not answer now, as HTTP caches serve a stale
         /// answer on error (RFC 5861). Never an answer about the caller or the resource
         /// (401, 403, 404, 410 and every other 4xx): that answer stands. The default is
         /// 408, 429, 500, 502, 503 and 504.
         public var cacheFallbackStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+        // MARK: Time
+
+        /// Where the client reads the time and waits for it: the call's deadline, the wait
+        /// for a slot, backoffs, hedging delays, breaker windows, retry budgets, `Retry-After`
+        /// dates and cached answers' ages. Give a `ManualClock` (product `MomentsTesting`) to
+        /// move time in tests instead of waiting. The default is ``MomentsHTTP/SystemClock``.
+        public var clock: any MomentsClock = SystemClock()
 
         // MARK: Observing
 

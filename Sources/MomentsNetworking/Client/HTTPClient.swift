@@ -13,14 +13,19 @@ public import MomentsHTTP
 /// Every failure is an `HTTPClientError`. Requests run concurrently: sending does not
 /// wait for other requests of the same client, and decoding runs off the actor.
 ///
-/// Its members are `nonisolated`, and its per-origin state (the circuit breaker, the
-/// retry budget, the latency hedging tracks, the concurrency limit, calls in flight) is
-/// held behind locks rather than isolated to the actor. A call consults that state
-/// several times (admission, each attempt's outcome, the retry and hedge decisions),
-/// often from many tasks at once; as actor state, each consultation would be a hop onto
-/// the client's executor, suspending the caller and serialising every request of the
-/// client behind one another. Each lock is held only for a few field updates and never
-/// across an `await`.
+/// A call goes through the client's cache policy, then through one stage per rule, each
+/// keeping one promise (see each stage's documentation): retries within a budget
+/// (``RetryStage``; a request that is not repeatable is sent again only when nothing of
+/// it can have reached the server), hedging, middlewares and authentication, coalescing,
+/// the concurrency limit, redirects, the circuit breaker of the origin it goes to, and
+/// the transport. One deadline, read from the configuration's ``Configuration-swift.struct/clock``,
+/// bounds all of it: the wait for a slot, every attempt, backoff, hedge and redirect hop.
+///
+/// Its members are `nonisolated`, and its per-origin state (circuit breakers, retry
+/// budgets, latency, the concurrency limit, calls in flight) is held behind locks rather
+/// than isolated to the actor: a call consults it several times, often from many tasks
+/// at once, and as actor state each consultation would be a hop onto the client's
+/// executor. Each lock is held only for a few field updates and never across an `await`.
 public actor HTTPClient {
     /// How this client builds, sends and checks requests.
     public nonisolated let configuration: Configuration
@@ -32,16 +37,17 @@ public actor HTTPClient {
     nonisolated let identityNames: IdentityHeaderNames
     /// The key of identity digests: the cache's, so keys agree across clients sharing it.
     nonisolated let identityKey: [UInt8]
-    nonisolated let limiter: ConcurrencyLimiter?
-    /// The breaker, retry budget and latency of the origin this client talks to.
-    nonisolated let origin: OriginGuard
-    /// The hedging delays of this client's calls, on one timer.
-    nonisolated let hedgeTimer = DeadlineTimer()
+    /// The breaker, retry budget and latency of each origin the client talks to.
+    nonisolated let origins: OriginGuards
     /// Spans and figures of each attempt.
     nonisolated let instruments: ClientInstruments
     nonisolated let recorder: RequestRecorder
     /// The base URL as text without trailing slashes, computed once for every request.
     nonisolated let baseURLPrefix: String
+    /// The stages every call's requests go through, outermost first.
+    nonisolated let pipeline: CallPipeline
+    /// Where the client reads the time.
+    nonisolated var clock: any MomentsClock { configuration.clock }
 
     /// Creates a client.
     /// - Parameters:
@@ -50,17 +56,39 @@ public actor HTTPClient {
     public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
         self.transport = transport
-        self.limiter = configuration.maximumConcurrentRequests.map { ConcurrencyLimiter(limit: $0, maximumQueued: configuration.maximumQueuedRequests) }
-        self.instruments = ClientInstruments(configuration: configuration)
-        self.origin = OriginGuard(breaker: configuration.circuitBreaker, budget: configuration.retryBudget, hedging: configuration.hedging)
+        let clock = configuration.clock
+        let instruments = ClientInstruments(configuration: configuration)
+        self.instruments = instruments
+        let origins = OriginGuards(baseURL: configuration.baseURL) {
+            OriginGuard(breaker: configuration.circuitBreaker, budget: configuration.retryBudget, hedging: configuration.hedging, now: clock.now)
+        }
+        self.origins = origins
         self.recorder = RequestRecorder(configuration: configuration)
-        self.identityNames = IdentityHeaderNames(
+        let identityNames = IdentityHeaderNames(
             configured: configuration.identityHeaders, authenticationHeader: configuration.authentication?.headerName
         )
-        self.identityKey = configuration.cache?.identityKey ?? processIdentityKey
+        self.identityNames = identityNames
+        let identityKey = configuration.cache?.identityKey ?? processIdentityKey
+        self.identityKey = identityKey
         var prefix = configuration.baseURL.absoluteString
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.baseURLPrefix = prefix
+
+        var stages: [any CallStage] = [
+            RetryStage(policy: configuration.retryPolicy, attemptTimeout: configuration.attemptTimeout, clock: clock, instruments: instruments),
+        ]
+        if configuration.hedging != nil {
+            stages.append(HedgeStage(clock: clock, failureStatuses: configuration.circuitBreaker?.failureStatusCodes ?? [429, 500, 502, 503, 504]))
+        }
+        stages.append(MiddlewareStage(configured: configuration.middlewares, authentication: configuration.authentication))
+        stages.append(CoalescingStage(coalescer: coalescer, identityNames: identityNames, identityKey: identityKey))
+        if let limit = configuration.maximumConcurrentRequests {
+            stages.append(ConcurrencyLimitStage(limiter: ConcurrencyLimiter(limit: limit, maximumQueued: configuration.maximumQueuedRequests, clock: clock)))
+        }
+        stages.append(RedirectStage(policy: configuration.redirectPolicy, identityNames: identityNames, origins: origins))
+        stages.append(BreakerStage(clock: clock, instruments: instruments, origins: origins))
+        stages.append(TransportStage(transport: transport, clock: clock, deadlineHeader: configuration.deadlineHeader, instruments: instruments))
+        self.pipeline = CallPipeline(stages)
     }
 
     /// Creates a client for `baseURL`, letting `configure` adjust the defaults.
@@ -87,7 +115,7 @@ public actor HTTPClient {
     ///
     /// - Throws: `HTTPClientError`.
     public nonisolated func response<R: Request>(for request: R) async throws -> DecodedResponse<R.Response> {
-        let started = ContinuousClock.now
+        let started = clock.now
         let options = request.options  // read once per call: a request may make it on each read
         let httpRequest = try makeHTTPRequest(for: request, options: options)
         return try await resolve(request, httpRequest, options: options, policy: options.cachePolicy ?? configuration.cachePolicy, started: started)
@@ -169,7 +197,8 @@ public actor HTTPClient {
             streamedBody: streamedBody,
             timeout: options.timeout ?? configuration.timeout,
             maximumResponseSize: configuration.maximumResponseSize,
-            destination: options.downloadDestination
+            destination: options.downloadDestination,
+            isRepeatable: options.allowsRetry(for: request.method)
         )
     }
 

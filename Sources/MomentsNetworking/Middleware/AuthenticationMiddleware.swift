@@ -66,9 +66,9 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         await tokens.reset()
     }
 
-    /// The header the next request will carry, for keying the cache by identity.
-    func nextCredential() async throws -> (name: String, value: String) {
-        (header.name, header.prefix + (try await tokens.token()))
+    /// The header the next request will carry: the client keys its cached answer by it.
+    public func identityContribution(for request: HTTPRequest) async throws -> IdentityContribution {
+        .adds([header.name: header.prefix + (try await tokens.token())])
     }
 }
 

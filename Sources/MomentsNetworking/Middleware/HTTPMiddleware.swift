@@ -33,11 +33,37 @@ public protocol HTTPMiddleware: Sendable {
     /// serves it from the cache or stores its answer there. Return `false` from a
     /// middleware that only observes or adds neutral headers, to keep caching.
     var mayAddCredentials: Bool { get }
+
+    /// What this middleware will add to the headers that say who `request` speaks for,
+    /// known before it runs: the client keys cached answers by it. The default follows
+    /// ``mayAddCredentials``: ``IdentityContribution/unknowable`` if it may add
+    /// credentials, ``IdentityContribution/unchanged`` if not.
+    ///
+    /// A middleware that adds a known credential (a token it is about to send) says
+    /// so with ``IdentityContribution/adds(_:)``, and its requests stay cacheable.
+    func identityContribution(for request: HTTPRequest) async throws -> IdentityContribution
 }
 
 extension HTTPMiddleware {
     /// The default is `true`: a middleware is assumed to add credentials unless it says otherwise.
     public var mayAddCredentials: Bool { true }
+
+    /// The default follows ``mayAddCredentials``.
+    public func identityContribution(for request: HTTPRequest) async throws -> IdentityContribution {
+        mayAddCredentials ? .unknowable : .unchanged
+    }
+}
+
+/// What a middleware adds to who a request speaks for (see
+/// ``HTTPMiddleware/identityContribution(for:)``).
+public enum IdentityContribution: Sendable {
+    /// It adds or changes no header that carries identity.
+    case unchanged
+    /// It adds these header fields (a credential the client can know before sending).
+    case adds(HTTPHeaders)
+    /// It may add credentials the client cannot know before sending: the request is
+    /// neither served from the cache nor stored there.
+    case unknowable
 }
 
 /// What a middleware knows about the request it handles.

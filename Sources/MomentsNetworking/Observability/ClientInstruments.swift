@@ -52,7 +52,7 @@ final class ClientInstruments: Sendable {
 
     /// Ends an attempt: its span, and its duration, sizes and outcome in the metrics.
     func endAttempt(
-        _ request: HTTPRequest, span: (any MomentsSpan)?, started: ContinuousClock.Instant, response: HTTPResponse?, error: HTTPClientError?
+        _ request: HTTPRequest, span: (any MomentsSpan)?, duration: Duration, response: HTTPResponse?, error: HTTPClientError?
     ) {
         let errorType = error.map { Self.errorType($0) }
         if let span {
@@ -73,7 +73,7 @@ final class ClientInstruments: Sendable {
             cache[key] = made
             return made
         }
-        histogram.record((ContinuousClock.now - started).seconds)
+        histogram.record(duration.seconds)
         requestSize?.record(Double(request.bodyLength))
         if let response { responseSize?.record(Double(response.body.count)) }
     }

@@ -10,11 +10,10 @@ struct RequestRecorder: Sendable {
     var isActive: Bool { configuration.logHandler != nil || configuration.metricsHandler != nil }
 
     func record(
-        name: String, request: HTTPRequest, started: ContinuousClock.Instant,
+        name: String, request: HTTPRequest, duration: Duration,
         response: HTTPResponse?, attempts: Int, fromCache: Bool, error: HTTPClientError?,
         secrets: SentSecrets? = nil
     ) {
-        let duration = ContinuousClock.now - started
         let url = HTTPClientError.redactedURL(request.url)
         configuration.metricsHandler?(RequestMetrics(
             requestName: name, method: request.method, url: url, statusCode: response?.statusCode ?? error?.statusCode,

@@ -3,13 +3,16 @@ import MomentsHTTP
 
 /// At most `limit` exchanges at once; when full, waiting requests are admitted by
 /// priority, then in arrival order, at most `maximumQueued` of them (beyond, a request
-/// fails at once with `HTTPClientError.Code.overloaded`). Waiting is
-/// cancellable, and ends with a `timedOut` failure at the request's deadline.
+/// fails at once with `HTTPClientError.Code.overloaded`). Waiting is cancellable, and
+/// ends with a `timedOut` failure at the request's deadline: a wake-up on the client's
+/// clock, cancelled the moment the wait ends, so a waiter that got its slot leaves
+/// nothing behind.
 final class ConcurrencyLimiter: Sendable {
     private struct Waiter {
         let id: Int
         let priority: RequestPriority
         let continuation: CheckedContinuation<Void, any Error>
+        var deadline: ClockWakeUp?
     }
 
     private struct State {
@@ -20,12 +23,17 @@ final class ConcurrencyLimiter: Sendable {
 
     let limit: Int
     let maximumQueued: Int
+    private let clock: any MomentsClock
     private let state = PThreadMutex(State())
 
-    init(limit: Int, maximumQueued: Int = .max) {
+    init(limit: Int, maximumQueued: Int = .max, clock: any MomentsClock = SystemClock()) {
         self.limit = max(1, limit)
         self.maximumQueued = max(0, maximumQueued)
+        self.clock = clock
     }
+
+    /// Requests waiting for a slot.
+    var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
     /// task takes none.
@@ -37,6 +45,7 @@ final class ConcurrencyLimiter: Sendable {
             return true
         }
         if admitted { return }
+        if let deadline, deadline <= clock.now { throw Self.deadlinePassed(limit) }
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -57,19 +66,28 @@ final class ConcurrencyLimiter: Sendable {
                 }
                 if let immediate {
                     continuation.resume(with: immediate)
-                } else if let deadline {
-                    // The wait ends at the call's deadline, if no slot came first.
-                    Task { [weak self] in
-                        try? await Task.sleep(until: deadline, clock: .continuous)
-                        self?.abandon(id, with: .transportFailure(TransportFailure(
-                            kind: .timedOut, message: "the call's deadline passed while it waited for one of \(self?.limit ?? 0) slots"
-                        )))
-                    }
+                    return
                 }
+                guard let deadline else { return }
+                // The wait ends at the call's deadline, if no slot came first.
+                let slots = limit
+                let wakeUp = clock.wake(at: deadline) { [weak self] in
+                    self?.abandon(id, with: Self.deadlinePassed(slots))
+                }
+                let stillWaiting = state.withLock { state -> Bool in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
+                    state.waiters[index].deadline = wakeUp
+                    return true
+                }
+                if !stillWaiting { wakeUp.cancel() }
             }
         } onCancel: {
             abandon(id, with: .cancelled())
         }
+    }
+
+    private static func deadlinePassed(_ limit: Int) -> HTTPClientError {
+        .transportFailure(TransportFailure(kind: .timedOut, message: "the call's deadline passed while it waited for one of \(limit) slots"))
     }
 
     /// Ends waiter `id`'s wait with `error`, if it still waits.
@@ -78,7 +96,9 @@ final class ConcurrencyLimiter: Sendable {
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
             return state.waiters.remove(at: index)
         }
-        waiter?.continuation.resume(throwing: error)
+        guard let waiter else { return }
+        waiter.deadline?.cancel()
+        waiter.continuation.resume(throwing: error)
     }
 
     func release() {
@@ -89,6 +109,8 @@ final class ConcurrencyLimiter: Sendable {
             }
             return state.waiters.removeFirst()  // the slot passes to it
         }
-        next?.continuation.resume()
+        guard let next else { return }
+        next.deadline?.cancel()
+        next.continuation.resume()
     }
 }

@@ -15,6 +15,11 @@ struct RedirectChain {
         visited = [origin.url]
     }
 
+    /// Whether `response` asks to be followed elsewhere: a redirect status with a `Location`.
+    static func isRedirect(_ response: HTTPResponse) -> Bool {
+        [301, 302, 303, 307, 308].contains(response.statusCode) && response.headers["Location"] != nil
+    }
+
     /// The request to send after `response` to `request`, or `nil` if `response` is the
     /// answer.
     ///
@@ -38,6 +43,7 @@ struct RedirectChain {
             next.streamedBody = nil
             next.headers["Content-Type"] = nil
             next.headers["Content-Length"] = nil
+            next.isRepeatable = true
         }
         let loops = visited.contains(target) && next.method == request.method && status != 303
         visited.append(target)

@@ -25,8 +25,9 @@ public struct RetryPolicy: Sendable {
     public var jitter: Double
     /// Statuses that are retried. The default is 408, 429, 500, 502, 503 and 504.
     public var retryableStatusCodes: Set<Int>
-    /// How the policy waits; replace it in tests. The default is `Task.sleep(for:)`.
-    public var sleep: @Sendable (Duration) async throws -> Void
+    /// How the policy waits; `nil` waits on the client's ``HTTPClient/Configuration-swift.struct/clock``.
+    /// The default is `nil`.
+    public var sleep: (@Sendable (Duration) async throws -> Void)?
 
     /// A policy; every default is stated on its property.
     public init(
@@ -36,7 +37,7 @@ public struct RetryPolicy: Sendable {
         maximumTotalDelay: Duration = .seconds(30),
         jitter: Double = 0.5,
         retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: (@Sendable (Duration) async throws -> Void)? = nil
     ) {
         self.maximumAttempts = maximumAttempts
         self.initialDelay = initialDelay
@@ -48,7 +49,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// The delay before attempt `attempt + 1`, or `nil` if no retry should be made.
-    func delay(after attempt: Int, retryAfter: String?, alreadyWaited: Duration, now: Date = Date()) -> Duration? {
+    func delay(after attempt: Int, retryAfter: String?, alreadyWaited: Duration, now: Date) -> Duration? {
         guard attempt < maximumAttempts else { return nil }
         var delay = initialDelay * Int(1 << min(attempt - 1, 30))
         if jitter > 0 {

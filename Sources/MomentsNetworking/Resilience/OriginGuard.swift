@@ -1,6 +1,6 @@
 import MomentsSupport
 
-/// The state a client keeps about the origin it talks to: its circuit breaker, retry
+/// The state a client keeps about one origin it talks to: its circuit breaker, retry
 /// budget and recent latency, behind one lock.
 ///
 /// A lock and not the client's actor: every attempt consults it twice, and an actor hop
@@ -19,7 +19,7 @@ final class OriginGuard: Sendable {
     private let hedging: HedgingPolicy?
     let breakerPolicy: CircuitBreakerPolicy?
 
-    init(breaker: CircuitBreakerPolicy?, budget: RetryBudget?, hedging: HedgingPolicy?, now: ContinuousClock.Instant = .now) {
+    init(breaker: CircuitBreakerPolicy?, budget: RetryBudget?, hedging: HedgingPolicy?, now: ContinuousClock.Instant) {
         state = PThreadMutex(State(breaker: breaker.map(CircuitBreakerState.init), budget: budget.map { RetryBudgetState($0, now: now) }))
         self.hedging = hedging
         self.breakerPolicy = breaker
@@ -31,7 +31,7 @@ final class OriginGuard: Sendable {
     }
 
     /// Whether an attempt may go now; `nil` admits it as an ordinary attempt.
-    func admit(now: ContinuousClock.Instant = .now) -> CircuitBreakerState.Admission {
+    func admit(now: ContinuousClock.Instant) -> CircuitBreakerState.Admission {
         state.withLock { $0.breaker?.admit(now: now) } ?? .allowed(isProbe: false)
     }
 
@@ -44,12 +44,12 @@ final class OriginGuard: Sendable {
     }
 
     /// Counts how an admitted attempt ended.
-    func record(_ outcome: CircuitBreakerState.Outcome, isProbe: Bool, now: ContinuousClock.Instant = .now) {
+    func record(_ outcome: CircuitBreakerState.Outcome, isProbe: Bool, now: ContinuousClock.Instant) {
         state.withLock { $0.breaker?.record(outcome, isProbe: isProbe, now: now) }
     }
 
     /// Takes one retry (or hedge) from the budget; `true` without a budget.
-    func withdrawRetry(now: ContinuousClock.Instant = .now) -> Bool {
+    func withdrawRetry(now: ContinuousClock.Instant) -> Bool {
         state.withLock { $0.budget?.withdraw(now: now) } ?? true
     }
 

@@ -25,10 +25,6 @@ final class URLSessionExchange: Sendable {
         var deadline: UInt64?
         /// The destination file while the body is written to it.
         var download: DownloadFile?
-        /// A download task's body, moved to the destination.
-        var downloadMoved = false
-        /// Why a download task's file could not be taken.
-        var downloadFailure: HTTPClientError?
     }
 
     private let task: URLSessionTask
@@ -130,41 +126,6 @@ final class URLSessionExchange: Sendable {
         }
     }
 
-    /// A download task has written `count` body bytes to its file (of `expected`, or -1).
-    func downloaded(_ count: Int64, of expected: Int64) {
-        let over = state.withLock { state -> Bool in
-            guard !state.isFinished else { return false }
-            state.received = count
-            if state.expectedLength < 0, expected >= 0 { state.expectedLength = expected }
-            return limit.map { count > Int64($0) || expected > Int64($0) } ?? false
-        }
-        if let limit, over {
-            finish(throwing: .responseTooLarge(limit: limit, received: Int(clamping: max(count, expected))))
-            return
-        }
-        progress?.received(count, of: expected >= 0 ? expected : nil)
-    }
-
-    /// A download task's body is complete in the session's file at `location`: it is
-    /// copied to the destination now (the session deletes its file when this returns).
-    func finishedDownloading(to location: URL) {
-        guard let destination, !state.withLock({ $0.isFinished }) else { return }
-        var failure: HTTPClientError?
-        do {
-            try? FileManager.default.removeItem(at: destination)
-            // Copied, not moved: FoundationNetworking truncates its file through a handle it
-            // keeps open after this callback, which would empty a moved file.
-            try FileManager.default.copyItem(at: location, to: destination)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
-        } catch {
-            failure = .invalidRequest("cannot write the download to \(destination.path): \(error.localizedDescription)", underlyingError: error)
-        }
-        state.withLock { state in
-            state.downloadMoved = failure == nil
-            state.downloadFailure = failure
-        }
-    }
-
     /// Body bytes sent so far, from the session.
     func sent(_ count: Int64, of expected: Int64) {
         progress?.sent(count, of: expected >= 0 ? expected : nil)
@@ -190,16 +151,6 @@ final class URLSessionExchange: Sendable {
             state.deadline = nil
             let continuation = state.continuation
             state.continuation = nil
-            if task is URLSessionDownloadTask {
-                // A download task reports its answer's head only on the task.
-                takeHead(of: task.response, into: &state)
-                if let failure = state.downloadFailure { return (continuation, .failure(failure)) }
-                if error == nil, !state.downloadMoved, let destination {
-                    try? DownloadFile.write(Data(), to: destination)
-                    state.downloadMoved = true
-                }
-                if error != nil, state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
-            }
             let received = state.received
             let bodyless = !expectsBody || state.statusCode == 204 || state.statusCode == 304
             // Content-Length counts the bytes on the wire; a compressed body arrives
@@ -212,7 +163,6 @@ final class URLSessionExchange: Sendable {
             state.download = nil
             if !timedOut, !bodyless, comparable, state.expectedLength >= 0, received < state.expectedLength {
                 download?.finish(succeeded: false)
-                if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
                 return (continuation, .failure(.transportFailure(TransportFailure(
                     kind: .truncatedResponse,
                     message: "the body ended after \(received) of \(state.expectedLength) bytes"
@@ -222,7 +172,7 @@ final class URLSessionExchange: Sendable {
                 download?.finish(succeeded: false)
                 return (continuation, .failure(URLSessionErrorMapping.clientError(for: error)))
             }
-            if let destination, download == nil, !state.downloadMoved {
+            if let destination, download == nil {
                 // No body came (a HEAD, a 204): the file is there all the same, empty.
                 try? DownloadFile.write(Data(), to: destination)
             }
@@ -232,31 +182,6 @@ final class URLSessionExchange: Sendable {
             return (continuation, .success(response))
         }
         continuation?.resume(with: result)
-    }
-
-    /// Answers the caller with the redirect `response` (its status and fields; the body
-    /// file empty), for a download task, whose redirect body cannot be read.
-    func answerRedirect(_ response: HTTPURLResponse) {
-        let (continuation, answer) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, HTTPResponse?) in
-            guard !state.isFinished else { return (nil, nil) }
-            state.isFinished = true
-            if let token = state.deadline { timer.cancel(token) }
-            state.deadline = nil
-            takeHead(of: response, into: &state)
-            if let destination { try? DownloadFile.write(Data(), to: destination) }
-            let continuation = state.continuation
-            state.continuation = nil
-            return (continuation, HTTPResponse(statusCode: state.statusCode, headers: state.headers, bodyFile: destination))
-        }
-        if let answer { continuation?.resume(returning: answer) }
-    }
-
-    /// Takes status, fields and announced length from `response`, unless already taken.
-    private func takeHead(of response: URLResponse?, into state: inout State) {
-        guard state.statusCode == 0, let http = response as? HTTPURLResponse else { return }
-        state.statusCode = http.statusCode
-        state.headers = Self.headers(of: http)
-        state.expectedLength = http.expectedContentLength
     }
 
     private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
@@ -278,8 +203,6 @@ final class URLSessionExchange: Sendable {
             state.body = Data()
             state.download?.finish(succeeded: false)
             state.download = nil
-            if state.downloadMoved, let destination { try? FileManager.default.removeItem(at: destination) }
-            state.downloadMoved = false
             let continuation = state.continuation
             state.continuation = nil
             return (true, continuation)

@@ -18,10 +18,23 @@ public import MomentsHTTP
 ///   finishes at the same moment;
 /// - the body is checked against the size limit as it arrives, and a body longer than
 ///   the limit is abandoned before it is all read;
-/// - on Linux, a URL whose host is an IPv6 literal (`http://[::1]:8080`) is refused
-///   with `HTTPClientError.Code.invalidRequest` before anything is sent:
-///   FoundationNetworking fails every such request with a bare `URLError -1000`.
-///   `CurlTransport` (product `MomentsCurl`) reaches them.
+/// - a request that is not repeatable (``MomentsHTTP/HTTPRequest/isRepeatable``) goes on
+///   a session of its own, with `Connection: close`, so it never rides a kept-alive
+///   connection that FoundationNetworking would find dead and send it on again by
+///   itself; a server that honours `Connection: close` (RFC 9112 §9.6 says it must)
+///   thus sees it at most once;
+/// - a download's body is written to its file as it arrives, by this transport: no copy
+///   is left in the system's temporary directory;
+/// - a streamed body (a file, a multipart form) is read into memory, up to
+///   ``Configuration-swift.struct/maximumStreamedBodySize``, and sent from there:
+///   FoundationNetworking's file uploads can abort the process (its `try!` when a
+///   transfer that lost its connection is resumed). Larger bodies are refused with
+///   `HTTPClientError.Code.invalidRequest`; `CurlTransport` (product `MomentsCurl`)
+///   streams bodies of any size;
+/// - on Linux, a URL whose host is an IPv6 literal (`http://[::1]:8080`), and a `GET` or
+///   `HEAD` with a body, are refused with `HTTPClientError.Code.invalidRequest` before
+///   anything is sent: FoundationNetworking fails them with a misleading error.
+///   `CurlTransport` sends both.
 public final class URLSessionTransport: HTTPTransport {
     /// How the transport's session is set up.
     public struct Configuration: Sendable {
@@ -30,12 +43,21 @@ public final class URLSessionTransport: HTTPTransport {
         /// Whether cookies are stored and sent. The default is `false`: a server-side
         /// client should not share one user's cookies with another's requests.
         public var handlesCookies: Bool = false
+        /// The largest streamed body (a file, a multipart form) the transport sends, in
+        /// bytes: it is read into memory first. The default is 64 MiB.
+        public var maximumStreamedBodySize: Int64 = 64 << 20
 
         /// Creates a configuration with every default.
         public init() {}
     }
 
     private let session: URLSession
+    /// The session of requests that are not repeatable, made at the first one: every such
+    /// request carries `Connection: close`, so no connection of it is ever reused.
+    private let singleUseSession: PThreadMutex<URLSession?> = PThreadMutex(nil)
+    private let sessionConfiguration: URLSessionConfiguration
+    private let delegateQueue: OperationQueue
+    private let maximumStreamedBodySize: Int64
     private let delegate: URLSessionTransportDelegate
     private let deadlines = DeadlineTimer()
     /// The serial queue behind the delegate's `OperationQueue`; `underlyingQueue` does not
@@ -56,11 +78,26 @@ public final class URLSessionTransport: HTTPTransport {
         queue.maxConcurrentOperationCount = 1
         queue.underlyingQueue = delegateDispatchQueue
         self.delegate = delegate
+        self.sessionConfiguration = sessionConfiguration
+        self.delegateQueue = queue
+        self.maximumStreamedBodySize = configuration.maximumStreamedBodySize
         self.session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
     }
 
     deinit {
         session.finishTasksAndInvalidate()
+        singleUseSession.withLock { $0?.finishTasksAndInvalidate() }
+    }
+
+    /// The session `request` goes on.
+    private func session(for request: HTTPRequest) -> URLSession {
+        guard !request.isRepeatable else { return session }
+        return singleUseSession.withLock { made in
+            if let made { return made }
+            let new = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: delegateQueue)
+            made = new
+            return new
+        }
     }
 
     /// The requests this transport has on the network now (for diagnostics and leak checks).
@@ -81,28 +118,26 @@ public final class URLSessionTransport: HTTPTransport {
             )
         }
         #endif
-        let task: URLSessionTask
-        var spooled: URL?
-        if request.destination != nil, request.streamedBody == nil {
-            // A download task writes the body to a file of the session's as it arrives,
-            // at the pace of the disk: a data task's delegate would get every chunk
-            // queued in memory faster than it can write them.
-            task = session.downloadTask(with: Self.makeURLRequest(request))
-        } else if let streamed = request.streamedBody {
-            // URLSession streams an upload from one file; a body of several pieces (a
-            // multipart form) is first copied into a temporary file, piece by piece.
-            let file: URL
-            if streamed.segments.count == 1, case .file(let url, _) = streamed.segments[0] {
-                file = url
-            } else {
-                file = try await BodySpool.write(streamed)
-                spooled = file
-            }
-            task = session.uploadTask(with: Self.makeURLRequest(request), fromFile: file)
-        } else {
-            task = session.dataTask(with: Self.makeURLRequest(request))
+        if request.method == .get || request.method == .head, request.body != nil || request.streamedBody != nil {
+            throw HTTPClientError.invalidRequest(
+                "URLSessionTransport cannot send a \(request.method) with a body on Linux (FoundationNetworking fails it as too large); use CurlTransport"
+            )
         }
-        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
+        if let invalid = HeaderValidation.firstInvalidField(in: request.headers) {
+            throw HTTPClientError.invalidRequest("the header field \(invalid) holds CR, LF or NUL, or its name is not a token")
+        }
+        var sent = request
+        if let streamed = request.streamedBody {
+            guard streamed.length <= maximumStreamedBodySize else {
+                throw HTTPClientError.invalidRequest(
+                    "URLSessionTransport sends a streamed body from memory, at most \(maximumStreamedBodySize) bytes, and this one has \(streamed.length); use CurlTransport, which streams bodies of any size"
+                )
+            }
+            sent.body = try await StreamedBodyLoader.load(streamed)
+            sent.streamedBody = nil
+        }
+        if !request.isRepeatable { sent.headers["Connection"] = "close" }
+        let task = session(for: request).dataTask(with: Self.makeURLRequest(sent))
         let progress = TransferProgressReporter.current
         progress?.begin(expectedToSend: request.bodyLength)
         let exchange = URLSessionExchange(
@@ -135,9 +170,6 @@ public final class URLSessionTransport: HTTPTransport {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         urlRequest.httpBody = request.body
-        if request.streamedBody != nil {
-            urlRequest.setValue(String(request.bodyLength), forHTTPHeaderField: "Content-Length")
-        }
         // Our own timer enforces the deadline; URLSession's (whole seconds, idle) is a backstop.
         urlRequest.timeoutInterval = max(1, request.timeout.seconds.rounded(.up) + 1)
         return urlRequest
@@ -145,7 +177,7 @@ public final class URLSessionTransport: HTTPTransport {
 }
 
 /// Routes the session's callbacks to the exchange each task belongs to.
-final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
+final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = LockedDictionary<Int, URLSessionExchange>()
 
     var exchangesInFlight: Int { exchanges.count }
@@ -174,29 +206,20 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
         newRequest request: URLRequest,
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        if task is URLSessionDownloadTask, let exchange = exchanges[task.taskIdentifier] {
-            // FoundationNetworking traps on Linux when a download task does not follow a
-            // redirect (it hands the redirect's body to a data-task callback), and when
-            // the task is cancelled before the decision is given: the redirect is
-            // answered now, without its body, the task cancelled, and the decision
-            // never given.
-            exchange.answerRedirect(response)
-            task.cancel()
-            return
-        }
         completionHandler(nil)
     }
 
-    /// Asked when the session must send a request again (the kept-alive connection closed
-    /// as the request arrived) and needs its body from the first byte. FoundationNetworking
-    /// can take a new stream only for a body that was itself a stream, and otherwise
-    /// sends the announced length with no bytes: the attempt fails here instead, with
-    /// `TransportFailure.Kind.requestNotSent`, and the task is cancelled
-    /// before the server could see a whole request.
+    /// Asked when libcurl sends a request again by itself, on a new connection, because
+    /// the kept-alive one it chose turned out closed, possibly after the server read the
+    /// request. FoundationNetworking cannot send a body held in memory again (it would
+    /// announce its length and send nothing), so the attempt fails here, before more
+    /// than the request's head can go out again, and the client decides: it sends a
+    /// repeatable request again, and reports that a request that is not repeatable may
+    /// have been processed.
     func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
         exchanges[task.taskIdentifier]?.finish(throwing: .transportFailure(TransportFailure(
-            kind: .requestNotSent,
-            message: "the connection closed as the request was sent, and URLSession cannot send its body again"
+            kind: .connectionReset,
+            message: "the connection closed after the request was sent, and URLSession cannot send its body again"
         )))
         completionHandler(nil)
     }
@@ -208,17 +231,6 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
         exchanges[task.taskIdentifier]?.sent(totalBytesSent, of: totalBytesExpectedToSend)
     }
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
-        totalBytesExpectedToWrite: Int64
-    ) {
-        exchanges[downloadTask.taskIdentifier]?.downloaded(totalBytesWritten, of: totalBytesExpectedToWrite)
-    }
-
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        exchanges[downloadTask.taskIdentifier]?.finishedDownloading(to: location)
-    }
-
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         exchanges[dataTask.taskIdentifier]?.receive(data)
     }
@@ -228,44 +240,37 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, URLSe
     }
 }
 
-/// Copies a `StreamedBody` into a temporary file (created 0600), on a thread of its
-/// own: `URLSession` streams uploads from one file only.
-enum BodySpool {
-    static func write(_ body: StreamedBody) async throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("moments-upload-\(UUID().uuidString)")
-        return try await withCheckedThrowingContinuation { continuation in
+/// Reads a `StreamedBody` into memory, on a thread of its own (its files are read with
+/// blocking calls, which must not hold one of Swift's shared threads).
+enum StreamedBodyLoader {
+    static func load(_ body: StreamedBody) async throws -> Data {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
             let thread = Thread {
                 do {
-                    try copy(body, to: url)
-                    continuation.resume(returning: url)
+                    continuation.resume(returning: try read(body))
                 } catch {
-                    try? FileManager.default.removeItem(at: url)
-                    continuation.resume(throwing: error)
+                    continuation.resume(throwing: (error as? HTTPClientError) ?? .invalidRequest("the body could not be read: \(error)"))
                 }
             }
-            thread.name = "MomentsNetworking.BodySpool"
+            thread.name = "MomentsNetworking.StreamedBodyLoader"
             thread.start()
         }
     }
 
-    private static func copy(_ body: StreamedBody, to url: URL) throws {
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
+    private static func read(_ body: StreamedBody) throws -> Data {
+        var data = Data(count: Int(body.length))
         let reader = StreamedBody.Reader(body)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-        defer { buffer.deallocate() }
-        guard let base = buffer.baseAddress else { return }
-        while true {
-            let count = try reader.read(into: buffer)
-            if count == 0 { return }
-            do throws(AtomicFile.Failure) {
-                try AtomicFile.writeAll(UnsafeRawBufferPointer(start: base, count: count), to: descriptor)
-            } catch {
-                throw HTTPClientError.invalidRequest("cannot prepare the upload in \(url.path): \(error.reason)")
+        var filled = 0
+        try data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            while filled < buffer.count {
+                let count = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                if count == 0 { break }
+                filled += count
             }
         }
+        guard filled == data.count else {
+            throw HTTPClientError.invalidRequest("the body announced \(data.count) bytes but only \(filled) could be read")
+        }
+        return data
     }
 }

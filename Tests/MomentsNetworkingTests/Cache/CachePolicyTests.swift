@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsTesting
 import MomentsGraphQL
 import MomentsCaching
 import MomentsHTTP
@@ -20,15 +21,6 @@ private struct Mutation: GraphQLOperation {
     func extract(_ data: ResponseData) -> User { data.rename }
 }
 
-/// A clock that moves only when told.
-final class TestClock: Sendable {
-    private let date = PThreadMutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var now: Date { date.withLock { $0 } }
-    func advance(_ duration: Duration) {
-        date.withLock { $0 = $0.addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) }
-    }
-}
-
 @Suite struct CachePolicyTests {
     /// Answers "Ada #<call>" so a test can tell which exchange a value came from.
     private func numbered(failing: Set<Int> = []) -> ScriptedTransport {
@@ -39,13 +31,13 @@ final class TestClock: Sendable {
     }
 
     /// The clock the tests' clients read: time passes when a test says so.
-    private let clock = TestClock()
+    private let clock = ManualClock()
 
     private func client(_ transport: any HTTPTransport, cache: any ResponseCache = MemoryResponseCache(), ttl: Duration = .seconds(60)) -> HTTPClient {
         HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
             $0.cache = cache
             $0.cacheTTL = ttl
-            $0.now = { clock.now }
+            $0.clock = clock
         }
     }
 
@@ -75,7 +67,7 @@ final class TestClock: Sendable {
         let transport = numbered()
         let client = client(transport, ttl: .milliseconds(50))
         _ = try await client.send(Endpoint<User>(.get, "/u"))
-        clock.advance(.milliseconds(80))
+        clock.advance(by: .milliseconds(80))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }) }
 
@@ -89,7 +81,7 @@ final class TestClock: Sendable {
 
         #expect(try await client.send(request).id == 1)
         #expect(try await client.send(request).id == 1)
-        clock.advance(.milliseconds(120))
+        clock.advance(by: .milliseconds(120))
         #expect(try await client.send(request).id == 2, "a per-request TTL expires the entry")
         #expect(transport.calls == 2)
     }
@@ -152,7 +144,7 @@ final class TestClock: Sendable {
         let transport = numbered(failing: [2, 3])
         let client = client(transport, ttl: .milliseconds(10))
         _ = try await client.send(Endpoint<User>(.get, "/u"))
-        clock.advance(.milliseconds(30))
+        clock.advance(by: .milliseconds(30))
 
         let fallback = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .remoteThenLocal })
         #expect(fallback.value.id == 1 && fallback.isFromCache)
@@ -200,10 +192,10 @@ final class TestClock: Sendable {
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
             $0.cache = MemoryResponseCache()
             $0.maximumStaleness = .zero
-            $0.now = { clock.now }
+            $0.clock = clock
         }
         _ = try await client.send(Endpoint<User>(.get, "/u"))
-        clock.advance(.milliseconds(20))
+        clock.advance(by: .milliseconds(20))
 
         await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .remoteThenLocal }) }
     }

@@ -177,31 +177,3 @@ private final class FeedConsumer: Sendable {
     }
 }
 
-/// A first-in first-out queue over an array, with amortized O(1) removal at the front.
-struct Ring<Element>: Sequence {
-    private var storage: [Element] = []
-    private var head = 0
-
-    var count: Int { storage.count - head }
-    var first: Element? { head < storage.count ? storage[head] : nil }
-
-    mutating func append(_ element: Element) { storage.append(element) }
-
-    mutating func popFirst() -> Element? {
-        guard head < storage.count else { return nil }
-        let element = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
-        return element
-    }
-
-    func makeIterator() -> ArraySlice<Element>.Iterator { storage[head...].makeIterator() }
-}
-
-extension Ring: Sendable where Element: Sendable {}

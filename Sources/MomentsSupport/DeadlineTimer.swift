@@ -1,5 +1,4 @@
 import Dispatch
-import MomentsSupport
 
 /// Runs actions at deadlines with one timer for all of them, instead of one task per
 /// request: scheduling and cancelling cost a heap insertion and a dictionary removal
@@ -7,7 +6,7 @@ import MomentsSupport
 ///
 /// The timer is a dispatch timer on a serial queue of its own, not a task: a deadline
 /// must fire on time even when every one of Swift's cooperative threads is busy.
-final class DeadlineTimer: Sendable {
+package final class DeadlineTimer: Sendable {
     private struct Entry {
         let deadline: ContinuousClock.Instant
         let id: UInt64
@@ -27,14 +26,21 @@ final class DeadlineTimer: Sendable {
     private let state = PThreadMutex(State())
     private let queue = DispatchQueue(label: "MomentsNetworking.DeadlineTimer")
 
+    package init() {}
+
     deinit {
         state.withLock { $0.waker?.cancel() }
     }
 
     /// Runs `action` after `delay` unless cancelled first; returns the token to cancel with.
-    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
-        let deadline = ContinuousClock.now + delay
-        return state.withLock { state in
+    package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        schedule(at: ContinuousClock.now + delay, action)
+    }
+
+    /// Runs `action` at `deadline` (at once if it has passed) unless cancelled first;
+    /// returns the token to cancel with.
+    package func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        state.withLock { state in
             state.nextID += 1
             let id = state.nextID
             state.actions[id] = action
@@ -46,11 +52,11 @@ final class DeadlineTimer: Sendable {
     }
 
     /// Forgets the action of `token`; it will not run.
-    func cancel(_ token: UInt64) {
+    package func cancel(_ token: UInt64) {
         _ = state.withLock { $0.actions.removeValue(forKey: token) }
     }
 
-    var pendingCount: Int { state.withLock { $0.actions.count } }
+    package var pendingCount: Int { state.withLock { $0.actions.count } }
 
     private func startWaker(at deadline: ContinuousClock.Instant, in state: inout State) {
         state.waker?.cancel()

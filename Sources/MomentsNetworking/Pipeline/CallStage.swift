@@ -1,0 +1,44 @@
+import MomentsHTTP
+
+/// One stage of a call's way to the network: it may change the request or the call,
+/// send it on through `next` (zero, one or more times), and change the answer.
+///
+/// The stages, outermost first, each in a file of its own with the rule it keeps:
+/// ``RetryStage``, ``HedgeStage``, ``MiddlewareStage`` (authentication and the caller's
+/// middlewares), ``CoalescingStage``, ``ConcurrencyLimitStage``, ``RedirectStage``,
+/// ``BreakerStage``, and ``TransportStage``, which sends. Every error a stage throws is
+/// an `HTTPClientError`.
+protocol CallStage: Sendable {
+    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse
+}
+
+/// Stages folded around a transport, as middlewares are: each stage's `next` is the
+/// rest of the pipeline.
+struct CallPipeline: Sendable {
+    private let stages: [any CallStage]
+
+    /// A pipeline of `stages`, outermost first; the last one sends, and does not call `next`.
+    init(_ stages: [any CallStage]) {
+        self.stages = stages
+    }
+
+    /// Sends `request` through every stage.
+    func send(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
+        try await Next(pipeline: self, index: 0)(request, call)
+    }
+
+    /// The rest of the pipeline after a stage.
+    struct Next: Sendable {
+        fileprivate let pipeline: CallPipeline
+        fileprivate let index: Int
+
+        /// Sends `request` through the stages after the current one.
+        func callAsFunction(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
+            let stages = pipeline.stages
+            guard index < stages.count else {
+                throw HTTPClientError.invalidRequest("the client's last stage passed the request on instead of sending it")
+            }
+            return try await stages[index].send(request, call, next: Next(pipeline: pipeline, index: index + 1))
+        }
+    }
+}

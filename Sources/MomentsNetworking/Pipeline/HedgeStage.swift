@@ -1,0 +1,64 @@
+import Foundation
+import MomentsHTTP
+
+/// Hedged reads: a second attempt for a repeatable request whose ``RequestOptions/hedges``
+/// is true and whose first attempt has not answered after the hedging delay of the
+/// call's origin (see ``HedgingPolicy``).
+///
+/// The rules it keeps:
+/// - the hedge goes only if it can start before the attempt's deadline and the origin's
+///   retry budget has a retry to spend; it never joins a shared (coalesced) exchange;
+/// - the first good answer wins and the other attempt is cancelled; a failure (or a
+///   status the breaker counts as failure) waits for the other attempt, if one runs;
+/// - the delay is a wake-up on the client's clock, cancelled when the attempt ends.
+struct HedgeStage: CallStage {
+    let clock: any MomentsClock
+    let failureStatuses: Set<Int>
+
+    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+        guard call.hedges, call.isRepeatable, let delay = call.origin.hedgeDelay(), clock.now + delay < call.attemptDeadline else {
+            return try await next(request, call)
+        }
+        let race = HedgeRace()
+        let attempt: @Sendable (Call) async -> Void = { call in
+            do {
+                race.post(.answer(try await next(request, call)))
+            } catch let error as HTTPClientError {
+                race.post(.failed(error))
+            } catch {
+                race.post(.failed(Task.isCancelled ? .cancelled() : .transportFailure(TransportFailure(kind: .other, message: "\(error)"))))
+            }
+        }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addImmediateTask { await attempt(call) }
+            let timer = clock.wake(at: clock.now + delay) { race.post(.delayEnded) }
+            defer {
+                timer.cancel()
+                group.cancelAll()
+            }
+            var running = 1
+            var held: Result<HTTPResponse, HTTPClientError>?
+            while running > 0 {
+                switch await race.next() {
+                case .delayEnded:
+                    guard held == nil, !Task.isCancelled, clock.now < call.attemptDeadline, call.origin.withdrawRetry(now: clock.now) else { continue }
+                    var hedge = call
+                    hedge.coalesces = false
+                    running += 1
+                    group.addImmediateTask { await attempt(hedge) }
+                case .answer(let response) where !failureStatuses.contains(response.statusCode):
+                    return response
+                case .answer(let response):
+                    running -= 1
+                    held = held ?? .success(response)
+                case .failed(let error):
+                    running -= 1
+                    held = held ?? .failure(error)
+                }
+            }
+            if Task.isCancelled { throw HTTPClientError.cancelled() }
+            guard let held else { throw HTTPClientError.cancelled() }
+            return try held.get()
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import MomentsSupport
+import MomentsHTTP
+
+/// Sends a call's request until an answer that needs no retry, within the call's
+/// deadline.
+///
+/// The rules it keeps:
+/// - **A mutation happens at most once unless the caller said otherwise.** A request
+///   that is not repeatable (its method is not idempotent and the caller did not set
+///   ``RequestOptions/allowsRetry``) is sent again only after a failure that certainly
+///   sent nothing (``MomentsHTTP/TransportFailure/mayHaveReachedServer`` is false: no
+///   connection, no address, no network, a failed TLS handshake). After any other
+///   failure it fails with ``MomentsHTTP/RetryStop/mayHaveBeenProcessed``: the server
+///   may have acted on it (RFC 9110 §9.2.2).
+/// - **A repeatable request whose kept-alive connection the server had closed** (reset,
+///   or closed with no answer) gets one more attempt at once, policy or not.
+/// - **Under the ``RetryPolicy``**, failures and the policy's statuses are retried with
+///   its backoff (at least `Retry-After`), while the backoff ends before the call's
+///   deadline, the breaker of the call's origin would let the retry go, and the retry
+///   budget of the origin that failed has a retry to spend.
+/// - **One deadline.** No attempt starts after the call's deadline, and each ends by it
+///   (or sooner under `attemptTimeout`); backoffs wait on the client's clock.
+struct RetryStage: CallStage {
+    let policy: RetryPolicy?
+    let attemptTimeout: Duration?
+    let clock: any MomentsClock
+    let instruments: ClientInstruments
+
+    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+        call.origin.beginCall()
+        var attempt = 1
+        var waited = Duration.zero
+        var retriedStaleConnection = false
+        while true {
+            let now = clock.now
+            guard now < call.deadline else { throw Self.deadlinePassed(call, now: now) }
+            var attemptCall = call
+            attemptCall.context = call.context.attempt(attempt)
+            attemptCall.attemptDeadline = attemptTimeout.map { min(call.deadline, now + $0) } ?? call.deadline
+            call.record.attempted(attempt)
+            let delay: Duration
+            do {
+                let response = try await next(request, attemptCall)
+                guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
+                switch decide(policy, call, after: attempt, retryAfter: response.headers["Retry-After"], waited: waited) {
+                case .retry(let next): delay = next
+                case .stop(let reason):
+                    call.record.stopped(reason)
+                    return response
+                }
+            } catch var error as HTTPClientError where error.code == .transportFailure {
+                let reached = error.transportFailure?.mayHaveReachedServer ?? true
+                if !call.isRepeatable, reached {
+                    error.retriesStopped = .mayHaveBeenProcessed
+                    instruments.countRetry(stopped: .mayHaveBeenProcessed)
+                    throw error
+                }
+                if call.isRepeatable, attempt == 1, !retriedStaleConnection, Self.isStaleConnection(error), clock.now < call.deadline {
+                    retriedStaleConnection = true
+                    attempt += 1
+                    continue
+                }
+                guard let policy else { throw error }
+                switch decide(policy, call, after: attempt, retryAfter: nil, waited: waited) {
+                case .retry(let next): delay = next
+                case .stop(let reason):
+                    error.retriesStopped = reason
+                    throw error
+                }
+            }
+            do {
+                try Task.checkCancellation()
+                if let sleep = policy?.sleep {
+                    try await sleep(delay)
+                } else {
+                    try await clock.sleep(for: delay)
+                }
+                try Task.checkCancellation()
+            } catch {
+                throw HTTPClientError.cancelled()
+            }
+            waited += delay
+            attempt += 1
+        }
+    }
+
+    private enum Decision {
+        case retry(Duration)
+        case stop(RetryStop)
+    }
+
+    /// Whether attempt `attempt + 1` goes, and after how long: the policy's backoff (at
+    /// least `Retry-After`), if it ends before the deadline, the call's origin's breaker
+    /// would admit it then, and the failing origin's budget has a retry to spend.
+    private func decide(_ policy: RetryPolicy, _ call: Call, after attempt: Int, retryAfter: String?, waited: Duration) -> Decision {
+        guard let delay = policy.delay(after: attempt, retryAfter: retryAfter, alreadyWaited: waited, now: clock.date) else {
+            return stop(.attemptsExhausted)
+        }
+        let now = clock.now
+        guard now + delay < call.deadline else { return stop(.deadline) }
+        if case .rejected = call.origin.peek(now: now + delay) { return stop(.circuitOpen) }
+        guard (call.record.lastOrigin ?? call.origin).withdrawRetry(now: now) else { return stop(.budgetExhausted) }
+        instruments.countRetry(stopped: nil)
+        return .retry(delay)
+    }
+
+    private func stop(_ reason: RetryStop) -> Decision {
+        instruments.countRetry(stopped: reason)
+        return .stop(reason)
+    }
+
+    /// The failure of an attempt whose deadline passed before it could be sent: the call's,
+    /// or the attempt's own (`attemptTimeout`).
+    static func deadlinePassed(_ call: Call, now: ContinuousClock.Instant) -> HTTPClientError {
+        let whose = call.attemptDeadline < call.deadline && now < call.deadline
+            ? "the attempt's deadline (attemptTimeout) passed"
+            : "the call's deadline of \((call.deadline - call.started).milliseconds) ms passed"
+        return HTTPClientError.transportFailure(TransportFailure(kind: .timedOut, message: whose))
+    }
+
+    /// Whether `error` is what a reused connection closed by the server gives: reset,
+    /// or closed with no answer at all.
+    static func isStaleConnection(_ error: HTTPClientError) -> Bool {
+        guard let failure = error.transportFailure else { return false }
+        if failure.kind == .connectionReset { return true }
+        return failure.kind == .badResponse && failure.message.lowercased().contains("empty reply")
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import MomentsSupport
+import MomentsHTTP
+
+/// Sends one request through the transport, as the last stage: with what is left of
+/// the attempt's deadline as its timeout (and in the deadline header, if the client sets
+/// one), its trace headers, and header values checked the same way whatever the
+/// transport.
+///
+/// What it does for every transport, whatever the transport did itself: a failure is an
+/// `HTTPClientError`; the size limit is checked; an answer to a download that came back
+/// in memory is written to the request's file; a transfer whose transport reported no
+/// progress is told its whole exchange.
+struct TransportStage: CallStage {
+    let transport: any HTTPTransport
+    let clock: any MomentsClock
+    let deadlineHeader: String?
+    let instruments: ClientInstruments
+
+    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+        let started = clock.now
+        let remaining = call.attemptDeadline - started
+        guard remaining > .zero else { throw RetryStage.deadlinePassed(call, now: started) }
+
+        var sent = request
+        sent.timeout = remaining
+        if let deadlineHeader { sent.headers[deadlineHeader] = String(remaining.milliseconds) }
+        if let invalid = HeaderValidation.firstInvalidField(in: sent.headers) {
+            throw HTTPClientError.invalidRequest("the header field \(invalid) holds a character no header may hold (CR, LF or NUL) or an invalid name")
+        }
+        let (traced, span) = instruments.beginAttempt(sent, resend: call.context.attempt - 1)
+        let response: HTTPResponse
+        do {
+            response = try completed(try await transport.send(traced), of: traced)
+        } catch {
+            let failure = Self.clientError(error)
+            instruments.endAttempt(traced, span: span, duration: clock.now - started, response: nil, error: failure)
+            throw failure
+        }
+        instruments.endAttempt(traced, span: span, duration: clock.now - started, response: response, error: nil)
+        return response
+    }
+
+    /// `error` as the `HTTPClientError` the client reports.
+    static func clientError(_ error: any Error) -> HTTPClientError {
+        if let error = error as? HTTPClientError { return error }
+        if Task.isCancelled || error is CancellationError { return .cancelled() }
+        return .transportFailure(TransportFailure(kind: .other, message: String(describing: error)))
+    }
+
+    private func completed(_ response: HTTPResponse, of request: HTTPRequest) throws(HTTPClientError) -> HTTPResponse {
+        if let limit = request.maximumResponseSize, response.body.count > limit {
+            throw HTTPClientError.responseTooLarge(limit: limit, received: response.body.count)
+        }
+        TransferProgressReporter.current?.exchangeEnded(sent: request.bodyLength, received: Int64(response.body.count))
+        guard let destination = request.destination, response.bodyFile == nil else { return response }
+        var written = response
+        try DownloadFile.write(response.body, to: destination)
+        written.body = Data()
+        written.bodyFile = destination
+        return written
+    }
+}
