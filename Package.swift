@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(
             name: "MomentsTransportTests",
-            dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe"]
+            dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe", "MomentsObservability"]
         ),
         .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter"]),
         .testTarget(

@@ -45,7 +45,8 @@ final class PostgresConnection {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = Self.message(of: handle)
+            // libpq may repeat the connection string, password included, in its message.
+            let message = Self.redactingSecrets(of: connectionString, from: Self.message(of: handle))
             PQfinish(handle)
             throw PostgresError(kind: Self.isAuthenticationFailure(message) ? .authenticationFailed : .connectionFailed, message: message)
         }
@@ -223,6 +224,40 @@ final class PostgresResult {
 }
 
 extension PostgresConnection {
+    /// `message` with every secret of `connectionString` removed: the string itself (it
+    /// may hold a password, and libpq echoes strings it cannot parse), the password libpq
+    /// parses out of it, and anything that reads as a password in it (a URI's
+    /// `user:password@`, a `password=` setting), parsable or not.
+    static func redactingSecrets(of connectionString: String, from message: String) -> String {
+        var secrets: [String] = []
+        if let options = PQconninfoParse(connectionString, nil) {
+            defer { PQconninfoFree(options) }
+            var option = options
+            while let keyword = option.pointee.keyword {
+                if String(cString: keyword) == "password", let value = option.pointee.val { secrets.append(String(cString: value)) }
+                option += 1
+            }
+        }
+        if let scheme = connectionString.range(of: "://") {
+            let rest = connectionString[scheme.upperBound...]
+            if let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
+                secrets.append(String(rest[rest.index(after: colon)..<at]))
+            }
+        }
+        var searchFrom = connectionString.startIndex
+        while let key = connectionString.range(of: "password", options: .caseInsensitive, range: searchFrom..<connectionString.endIndex) {
+            searchFrom = key.upperBound
+            var value = connectionString[key.upperBound...].drop { $0 == " " || $0 == "=" }
+            if value.first == "'" { value = value.dropFirst().prefix { $0 != "'" } } else { value = value.prefix { $0 != " " && $0 != "&" } }
+            if !value.isEmpty { secrets.append(String(value)) }
+        }
+        var redacted = message.replacingOccurrences(of: connectionString, with: location(of: connectionString))
+        for secret in secrets.sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+            redacted = redacted.replacingOccurrences(of: secret, with: "<redacted>")
+        }
+        return redacted
+    }
+
     /// Where `connectionString` points, for error messages: host, port, database and
     /// user, never the password.
     static func location(of connectionString: String) -> String {

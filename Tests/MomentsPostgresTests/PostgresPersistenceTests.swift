@@ -32,6 +32,21 @@ import Testing
         #expect((error?.underlyingError as? PostgresError)?.kind == .connectionFailed)
     }
 
+    /// libpq repeats a connection string it cannot parse in its message: the password in
+    /// it never reaches the error, in any form the string takes.
+    @Test(arguments: [
+        "postgresql://app:S3CRET-PW-1@[::1/db",
+        "postgresql://app:S3CRET-PW-1@127.0.0.1:%zz/db",
+        "host=127.0.0.1 password=S3CRET-PW-1 dbname='unterminated",
+        "postgresql://app:S3CRET-PW-1@127.0.0.1:\(unusedLoopbackPort())/db?connect_timeout=5",
+    ])
+    func aConnectionStringsPasswordNeverReachesTheError(connectionString: String) async throws {
+        let error = await Self.persistenceError { _ = try await PostgresPersistence(connectionString: connectionString) }
+        let text = "\(String(describing: error)) \(String(reflecting: error))"
+        #expect(error != nil)
+        #expect(!text.contains("S3CRET"), "\(text)")
+    }
+
     @Test func aWrongPasswordIsAuthenticationFailedAndTheRightOneConnects() async throws {
         let server = try await PostgresServer.shared()
         let database = try await server.createDatabase()

@@ -178,6 +178,54 @@ import MomentsHTTP
         #expect(slowest < .seconds(5), "a request waited \(slowest)")
     }
 
+    /// More requests to one origin than it may have connections: the transport queues
+    /// them itself and starts each the moment a connection frees up. Handed to libcurl
+    /// 7.88 all at once, some waited out its 10-second connect timer.
+    @Test func aBurstBeyondTheConnectionLimitNeverWaitsForLibcurlsTimers() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let request = server.request("/json", timeout: .seconds(30))
+        var slowest = Duration.zero
+        for _ in 0..<40 {
+            let burst = try await withThrowingTaskGroup(of: Duration.self) { group in
+                for _ in 0..<64 {
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        let status = try await transport.send(request).statusCode
+                        #expect(status == 200)
+                        return ContinuousClock.now - started
+                    }
+                }
+                return try await group.reduce(Duration.zero) { max($0, $1) }
+            }
+            slowest = max(slowest, burst)
+        }
+        #expect(slowest < .seconds(5), "a request waited \(slowest)")
+        #expect(transport.requestsInFlight == 0)
+    }
+
+    /// A request that waits for one of its origin's connections has its deadline running:
+    /// it ends `timedOut` at it, without ever being sent, and leaves nothing in flight.
+    @Test func aRequestWaitingForAConnectionTimesOutAtItsDeadline() async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        var configuration = CurlTransport.Configuration()
+        configuration.maximumConnectionsPerHost = 1
+        let transport = try CurlTransport(configuration: configuration)
+        let silence = server.request("/silence", timeout: .seconds(60))
+        let holder = Task { try await transport.send(silence) }
+        while transport.requestsInFlight < 1 { await Task.yield() }
+        let error = await #expect(throws: HTTPClientError.self) {
+            try await transport.send(server.request("/json", timeout: .milliseconds(200)))
+        }
+        #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
+        holder.cancel()
+        _ = await holder.result
+        while transport.requestsInFlight > 0 { await Task.yield() }
+        #expect(try await transport.send(server.request("/json")).statusCode == 200)
+    }
+
     @Test func cancelledRequestsLeaveNothingInFlight() async throws {
         let server = try await RawServer.start()
         defer { server.stop() }

@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsObservability
 
 /// The contract of ``HTTPTransport`` (see its documentation), checked against every
 /// transport the SDK ships, on a real loopback server that misbehaves on purpose.
@@ -235,4 +236,42 @@ private struct Echo: Decodable {
     let method: String
     let headers: [String: String]
     let body: String
+}
+
+/// Every header value is checked the same way by both transports: a value holding CR, LF
+/// or NUL (which could end the field early, or smuggle in another), or a name that is not
+/// a token, refuses the request before anything is sent; the trace headers the client
+/// makes are valid, so they never cost a request.
+@Suite struct HeaderValueTests {
+    @Test(arguments: TransportKind.allCases, ["a\r\nInjected: yes", "a\nb", "a\rb", "cut\u{0}here"])
+    func aValueWithALineBreakOrNULIsRefusedBeforeAnythingIsSent(kind: TransportKind, value: String) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport = try kind.make()
+        for name in ["X-Note", "tracestate", "traceparent"] {
+            var request = server.request("/echo")
+            request.headers[name] = value
+            let error = await #expect(throws: HTTPClientError.self) { try await transport.send(request) }
+            #expect(error?.code == .invalidRequest, "\(kind) \(name): \(String(describing: error))")
+        }
+        var badName = server.request("/echo")
+        badName.headers["X Note"] = "1"
+        let error = await #expect(throws: HTTPClientError.self) { try await transport.send(badName) }
+        #expect(error?.code == .invalidRequest)
+        // Nothing reached the server: its next request is still the first it has answered.
+        #expect(try await transport.send(server.request("/json")).statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aCallersHostileTracestateStillSendsTheRequest(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let hostile = "ok=1,Bad=2,x=\r\nInjected: yes,\(String(repeating: "y", count: 600))=1,café=3"
+        let context = try #require(TraceContext(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: hostile))
+        struct Echo: Decodable { let headers: [String: String] }
+        let echo = try await TraceContext.withValue(context) { try await client.send(Endpoint<Echo>(.get, "/echo")) }
+        #expect(echo.headers["tracestate"] == "ok=1")
+        #expect(echo.headers["injected"] == nil)
+    }
 }

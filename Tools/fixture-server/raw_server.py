@@ -46,6 +46,7 @@ Routes (any method; the request body is read by Content-Length):
                              the next request to arrive on a connection that already
                              served one is dropped as /close-next drops it
   /closed-early              how many requests /close-next's connections dropped so far
+  /cut-upload?after=N        reads the first N bytes of the body, then resets the connection
   /swallow?key=K&rst=1       reads the whole request, counts it under K, and closes the
                              connection unanswered (with a reset when rst=1)
   /swallowed?key=K           how many requests /swallow read under K
@@ -182,6 +183,12 @@ def handle(conn, peer_subject):
             payload = {"declared": declared, "received": len(body), "body": body.decode("latin-1")}
             conn.send(answer(200, json.dumps(payload).encode(), [("Content-Type", "application/json")]))
             continue
+        if url.path == "/cut-upload":
+            # Reads the first `after` bytes of the body, then resets the connection.
+            after = int({k: v[0] for k, v in parse_qs(url.query).items()}.get("after", "0"))
+            conn.read_exactly(min(declared, after))
+            abort(conn.sock, rst=True)
+            return
         body = conn.read_exactly(declared)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         route = url.path.strip("/").split("/")[0]

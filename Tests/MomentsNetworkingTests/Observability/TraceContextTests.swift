@@ -43,6 +43,34 @@ import MomentsHTTP
         #expect(TraceContext(traceparent: header) == nil, "\(header)")
     }
 
+    /// Ids that are not what `traceparent` carries make no context.
+    @Test func idsAreCheckedWhenAContextIsMade() {
+        #expect(TraceContext(traceID: String(repeating: "z", count: 32), spanID: "b7ad6b7169203331") == nil)
+        #expect(TraceContext(traceID: "abc", spanID: "b7ad6b7169203331") == nil)
+        #expect(TraceContext(traceID: String(repeating: "0", count: 32), spanID: "b7ad6b7169203331") == nil)
+        #expect(TraceContext(traceID: "0af7651916cd43dd8448eb211c80319c", spanID: "0000000000000000") == nil)
+        #expect(TraceContext(traceID: "0AF7651916CD43DD8448EB211C80319C", spanID: "B7AD6B7169203331")?.traceparent
+                == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    }
+
+    /// `tracestate` keeps what W3C Trace Context allows, and drops the rest member by
+    /// member: never the context, never the request.
+    @Test func invalidTracestateMembersAreDroppedNotTheContext() throws {
+        let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        func state(_ raw: String) -> String? { TraceContext(traceparent: parent, tracestate: raw)?.tracestate }
+        #expect(state("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE") == "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")
+        #expect(state("Upper=1,ok=2") == "ok=2")
+        #expect(state("ok=1,ok=2,other=3") == "ok=1,other=3")
+        #expect(state("tenant@vendor=1,café=2,ok=naïve,fine=yes") == "tenant@vendor=1,fine=yes")
+        #expect(state("a=1\r\nInjected: yes,b=2") == "b=2")
+        #expect(state("a=\u{0}x,b=2") == "b=2")
+        #expect(state("long=\(String(repeating: "x", count: 593)),short=1") == "short=1")
+        #expect(state("bad") == nil)
+        let many = (0..<33).map { "k\($0)=v" }.joined(separator: ",")
+        #expect(state(many)?.split(separator: ",").count == 32)
+        #expect(state(many)?.hasSuffix("k31=v") == true)
+    }
+
     @Test func aChildKeepsTheTraceUnderANewSpan() throws {
         let context = TraceContext.random()
         #expect(TraceContext(traceparent: context.traceparent) == context, "a random context is a valid header")
