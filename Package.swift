@@ -71,6 +71,7 @@ let package = Package(
             path: "Benchmarks/MomentsBenchmarks"
         ),
         .target(name: "MomentsTestSupport", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsSupport", "MomentsTesting"], path: "Tests/MomentsTestSupport"),
+        .target(name: "MomentsTestTraits", path: "Tests/MomentsTestTraits"),
         .executableTarget(
             name: "MomentsTransferProbe",
             dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsCurl"],
@@ -86,12 +87,12 @@ let package = Package(
             name: "MomentsTransportTests",
             dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe", "MomentsObservability"]
         ),
-        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter"]),
+        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits"]),
         .testTarget(
             name: "MomentsSQLiteTests",
-            dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter"]
+            dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits"]
         ),
-        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport", "MomentsTestTraits"]),
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport"]),
         .testTarget(
             name: "MomentsCommandLineTests",

@@ -7,11 +7,17 @@
 ///
 /// - **Send exactly the caller's bytes.** The method, URL, header fields in order, and the
 ///   body: ``HTTPRequest/body`` from memory, or ``HTTPRequest/streamedBody`` read while
-///   sent with its length announced. If the request must be sent again (a reused
-///   connection the server closed), the body goes again from its first byte, or the
-///   attempt fails as ``TransportFailure/Kind-swift.struct/requestNotSent``; never a
-///   `Content-Length` it does not fill. A header value with a line break is refused
-///   before anything is sent.
+///   sent with its length announced. A header field whose value holds CR, LF or NUL, or
+///   whose name is not a token, is refused with
+///   ``HTTPClientError/Code-swift.struct/invalidRequest`` before anything is sent.
+/// - **Send a request that is not repeatable at most once.** A request whose
+///   ``HTTPRequest/isRepeatable`` is false goes on a connection no earlier request used,
+///   so the transport never finds it stale and sends it again by itself; a failure is
+///   reported, and the client decides. A repeatable request sent again (a reused
+///   connection the server closed) carries its body from the first byte, or the attempt
+///   fails as ``TransportFailure/Kind-swift.struct/connectionReset``; never a
+///   `Content-Length` it does not fill. ``TransportFailure/Kind-swift.struct/requestNotSent``
+///   is for a failure the transport knows came before any byte left.
 /// - **Do not follow redirects.** A 3xx is an answer; the client decides.
 /// - **One deadline.** ``HTTPRequest/timeout`` covers the whole exchange, from sending to
 ///   the last body byte; past it, fail with ``TransportFailure/Kind-swift.struct/timedOut``.
@@ -36,7 +42,9 @@
 ///   that file as it arrives and answer with ``HTTPResponse/bodyFile`` set and an empty
 ///   body (the shipped transports do, so a download is never held in memory); it then
 ///   creates the file 0600 and removes it when the exchange fails. An answer that comes
-///   back in memory is written to the file by the client, under the same rules.
+///   back in memory is written to the file by the client, under the same rules. The
+///   client names a hidden file beside the caller's destination, and moves it over the
+///   destination only once the answer is accepted: a failed download never touches it.
 /// - **Progress.** `URLSessionTransport` and `CurlTransport` report the bytes sent and
 ///   received of a `HTTPClient.transfer(_:)` as they go; for a transport that reports
 ///   none, the client reports the whole exchange when it ends.

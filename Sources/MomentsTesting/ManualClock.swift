@@ -2,7 +2,7 @@ public import Foundation
 public import MomentsHTTP
 import MomentsSupport
 
-/// A ``MomentsClock`` that stands still until a test moves it: deadlines, backoffs,
+/// A `MomentsClock` that stands still until a test moves it: deadlines, backoffs,
 /// hedging delays and cache ages then happen when the test says, however busy the
 /// machine is.
 ///

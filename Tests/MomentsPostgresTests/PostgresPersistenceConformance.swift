@@ -3,9 +3,10 @@ import Moments
 import MomentsPostgres
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// The shared persistence contract, against a real PostgreSQL server (a database per check).
-@Suite struct PostgresPersistenceConformance {
+@Suite(.ownThread) struct PostgresPersistenceConformance {
     @Test(arguments: PersistenceConformance.checks + PersistenceConformance.durableChecks)
     func conforms(_ check: PersistenceConformance.Check) async throws {
         let server = try await PostgresServer.shared()

@@ -4,13 +4,14 @@ import MomentsCSQLite
 import MomentsSQLite
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// One flipped byte at each kind of place a disk can damage, in a SQLite store and in a
 /// JSON-file store. The rule for every case: a load returns a state that was committed
 /// for that user, or a typed ``PersistenceError``; never other data, never a crash. The
 /// places where damage must be *detected* (`mustDetect`) may not return data at all.
 /// The table is in RELIABILITY.md.
-@Suite struct ByteFlipTests {
+@Suite(.ownThread) struct ByteFlipTests {
     enum Place: String, CaseIterable, Sendable {
         case sqliteHeader = "SQLite header (page size)"
         case sqliteSchemaPage = "SQLite schema page (b-tree page type)"

@@ -3,8 +3,9 @@ import Moments
 import MomentsSQLite
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
-@Suite struct SQLitePersistenceConformance {
+@Suite(.ownThread) struct SQLitePersistenceConformance {
     @Test(arguments: PersistenceConformance.checks + PersistenceConformance.durableChecks)
     func conformsOnDisk(_ check: PersistenceConformance.Check) async throws {
         let directory = try TemporaryDirectory()

@@ -115,8 +115,10 @@ public final class StreamProbe<Element: Sendable>: Sendable {
     deinit { cancel() }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool) async -> Bool {
+/// Polls `condition`, a state the code under test reports, until it holds; returns
+/// whether it held. It returns as soon as the condition holds, however busy the machine:
+/// `timeout` only turns a hang into a failure, and is generous for that reason.
+public func eventually(timeout: Duration = .seconds(300), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return true }

@@ -3,10 +3,11 @@ import Foundation
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 import MomentsHTTP
 
 /// The fast timeline reader must agree with `JSONDecoder` whenever it answers.
-@Suite struct FastDecodingTests {
+@Suite(.ownThread) struct FastDecodingTests {
     private struct Envelope: Decodable {
         struct Inner: Decodable { let getMomentsDetailsByUserID: MomentsDetails }
         let data: Inner

@@ -3,12 +3,13 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 import MomentsSupport
 import MomentsHTTP
 
 /// Mutated BFF answers through decoding and the store: each ends in a value or a typed
 /// error, and the store only ever holds and emits valid timelines.
-@Suite struct FuzzTests {
+@Suite(.ownThread) struct FuzzTests {
     /// Answers with whatever body the test sets next.
     final class MutableAnswer: Sendable {
         let body = PThreadMutex(Data())

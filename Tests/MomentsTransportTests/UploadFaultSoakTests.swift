@@ -25,7 +25,7 @@ import MomentsHTTP
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var files: [URL] = []
-        for (index, size) in [64 << 10, 1 << 20, 3 << 20].enumerated() {
+        for (index, size) in [16 << 10, 256 << 10, 1 << 20].enumerated() {
             let file = directory.url.appendingPathComponent("upload-\(index).bin")
             try Data(repeating: UInt8(index), count: size).write(to: file)
             files.append(file)
@@ -42,8 +42,9 @@ import MomentsHTTP
             let file = files.randomElement(using: &generator) ?? files[0]
             let cutAfter = Int.random(in: 0..<(64 << 10), using: &generator)
             let yields = Int.random(in: 0..<200, using: &generator)
-            var request = Endpoint<Data>(.post, fault == .resetMidBody ? "/cut-upload" : "/echo").body(.file(file))
-            if fault == .resetMidBody { request = request.query("after", String(cutAfter)) }
+            // /bytes reads the whole body and answers two bytes; /cut-upload resets mid-body.
+            var request = Endpoint<Data>(.post, fault == .resetMidBody ? "/cut-upload" : "/bytes").body(.file(file))
+            request = fault == .resetMidBody ? request.query("after", String(cutAfter)) : request.query("count", "2")
             if fault == .timedOut { request = request.options { $0.timeout = .milliseconds(Int.random(in: 1...20, using: &generator)) } }
             let upload = Task { try await client.send(request) }
             if fault == .cancelled {

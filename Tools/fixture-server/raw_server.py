@@ -91,12 +91,18 @@ class Connection:
         return head
 
     def read_exactly(self, count):
-        while len(self.buffer) < count:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise Closed()
-            self.buffer += chunk
-        data, self.buffer = self.buffer[:count], self.buffer[count:]
+        # Gathered in a bytearray: appending to bytes copies everything read so far.
+        gathered = bytearray(self.buffer)
+        try:
+            while len(gathered) < count:
+                chunk = self.sock.recv(max(65536, min(count - len(gathered), 1 << 20)))
+                if not chunk:
+                    raise Closed()
+                gathered += chunk
+        except BaseException:
+            self.buffer = bytes(gathered)  # what came, for a caller that reports it
+            raise
+        data, self.buffer = bytes(gathered[:count]), bytes(gathered[count:])
         return data
 
     def send(self, data):

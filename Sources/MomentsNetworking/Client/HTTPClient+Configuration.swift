@@ -121,7 +121,7 @@ extension HTTPClient {
         /// Where the client reads the time and waits for it: the call's deadline, the wait
         /// for a slot, backoffs, hedging delays, breaker windows, retry budgets, `Retry-After`
         /// dates and cached answers' ages. Give a `ManualClock` (product `MomentsTesting`) to
-        /// move time in tests instead of waiting. The default is ``MomentsHTTP/SystemClock``.
+        /// move time in tests instead of waiting. The default is `SystemClock`.
         public var clock: any MomentsClock = SystemClock()
 
         // MARK: Observing

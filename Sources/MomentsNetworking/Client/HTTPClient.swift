@@ -14,11 +14,10 @@ public import MomentsHTTP
 /// wait for other requests of the same client, and decoding runs off the actor.
 ///
 /// A call goes through the client's cache policy, then through one stage per rule, each
-/// keeping one promise (see each stage's documentation): retries within a budget
-/// (``RetryStage``; a request that is not repeatable is sent again only when nothing of
-/// it can have reached the server), hedging, middlewares and authentication, coalescing,
-/// the concurrency limit, redirects, the circuit breaker of the origin it goes to, and
-/// the transport. One deadline, read from the configuration's ``Configuration-swift.struct/clock``,
+/// keeping one promise: retries within a budget (a request that is not repeatable is sent
+/// again only when nothing of it can have reached the server), hedging, middlewares and
+/// authentication, coalescing, the concurrency limit, redirects, the circuit breaker of
+/// the origin it goes to, and the transport. One deadline, read from the configuration's ``Configuration-swift.struct/clock``,
 /// bounds all of it: the wait for a slot, every attempt, backoff, hedge and redirect hop.
 ///
 /// Its members are `nonisolated`, and its per-origin state (circuit breakers, retry

@@ -18,7 +18,7 @@ public import MomentsHTTP
 ///   finishes at the same moment;
 /// - the body is checked against the size limit as it arrives, and a body longer than
 ///   the limit is abandoned before it is all read;
-/// - a request that is not repeatable (``MomentsHTTP/HTTPRequest/isRepeatable``) goes on
+/// - a request that is not repeatable (`HTTPRequest.isRepeatable` false) goes on
 ///   a session of its own, with `Connection: close`, so it never rides a kept-alive
 ///   connection that FoundationNetworking would find dead and send it on again by
 ///   itself; a server that honours `Connection: close` (RFC 9112 §9.6 says it must)

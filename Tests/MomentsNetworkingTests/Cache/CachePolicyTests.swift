@@ -136,7 +136,7 @@ private struct Mutation: GraphQLOperation {
         let first = try await client.response(for: Endpoint<User>(.get, "/u").options { $0.cachePolicy = .localThenRemote })
 
         #expect(first.value.id == 1 && first.isFromCache)
-        #expect(await eventually { transport.calls == 2 })
+        await transport.waitForCalls(2)
         #expect(await eventually { (try? await client.send(Endpoint<User>(.get, "/u").options { $0.cachePolicy = .local }))?.id == 2 })
     }
 

@@ -10,7 +10,8 @@ import MomentsHTTP
         let transport = ScriptedTransport(delay: .seconds(120)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
         let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>(.get, "/slow/\(index)")) } }
-        #expect(await eventually { client.requestsInFlight == 5 && transport.calls == 5 })
+        await transport.waitForCalls(5)
+        #expect(await eventually { client.requestsInFlight == 5 })
 
         let started = ContinuousClock.now
         client.cancelAll()
@@ -34,7 +35,7 @@ import MomentsHTTP
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
 
         let first = Task { try await client.send(Endpoint<Data>(.get, "/first")) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
         var waiting: [Task<Data, any Error>] = []
         for (index, (path, priority)) in [("low", RequestPriority.low), ("normal", .normal), ("high", .high), ("normal2", .normal)].enumerated() {
             waiting.append(Task { try await client.send(Endpoint<Data>(.get, "/\(path)").options { $0.priority = priority }) })
@@ -58,7 +59,7 @@ import MomentsHTTP
         }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
         let first = Task { try await client.send(Endpoint<Data>(.get, "/a")) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
         let second = Task { try await client.send(Endpoint<Data>(.get, "/b")) }
         // Registered means its own task is waiting (for the slot the first one holds).
         #expect(await eventually { client.requestsInFlight == 2 })
@@ -81,7 +82,7 @@ import MomentsHTTP
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
 
         let first = Task { try await client.send(Endpoint<String>(.get, "/search").query("q", "a").options { $0.latestWinsKey = "search" }) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
         let second = try await client.send(Endpoint<String>(.get, "/search").query("q", "ab").options { $0.latestWinsKey = "search" })
 
         #expect(second == "second")

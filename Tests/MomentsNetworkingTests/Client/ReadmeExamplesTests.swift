@@ -82,7 +82,7 @@ import MomentsHTTP
             await #expect(throws: HTTPClientError.self) { try await steps.value }
             #expect(transport.requests.map(\.url.path) == ["/v1/me", "/v1/users/7/friends"])
         default:
-            #expect(await eventually { transport.calls == 1 })
+            await transport.waitForCalls(1)
             steps.cancel()
             #expect(((await steps.result).error as? HTTPClientError)?.code == .cancelled)
             #expect(transport.calls == 1)

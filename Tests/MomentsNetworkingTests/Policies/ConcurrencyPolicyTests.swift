@@ -25,7 +25,7 @@ import MomentsHTTP
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
         let leaving = Task { try await client.send(Endpoint<User>(.get, "/u")) }
         let staying = Task { try await client.send(Endpoint<User>(.get, "/u")) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
 
         leaving.cancel()
 
@@ -38,7 +38,7 @@ import MomentsHTTP
         let transport = ScriptedTransport(delay: .seconds(30)) { _, _ in ok() }
         let client = HTTPClient(baseURL: testBaseURL, transport: transport)
         let callers = (0..<3).map { _ in Task { try await client.send(Endpoint<User>(.get, "/u")) } }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
 
         for caller in callers { caller.cancel() }
         for caller in callers { _ = await caller.result }

@@ -106,7 +106,7 @@ import MomentsSupport
             $0.timeout = .seconds(900)  // the retry is due within the call's deadline
         }
         let task = Task { try await client.send(Endpoint<User>(.get, "/u")) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
         try await Task.sleep(for: .milliseconds(20))
 
         let started = ContinuousClock.now

@@ -14,6 +14,7 @@ final class ScriptedTransport: HTTPTransport {
         var running = 0
         var maximumRunning = 0
         var requests: [HTTPRequest] = []
+        var callWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = PThreadMutex(State())
@@ -26,17 +27,34 @@ final class ScriptedTransport: HTTPTransport {
     }
 
     var calls: Int { state.withLock { $0.calls } }
+
+    /// Returns once the transport has been called `count` times: an event the code under
+    /// test reports, however long a busy machine takes to get there.
+    func waitForCalls(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = state.withLock { state -> Bool in
+                if state.calls >= count { return true }
+                state.callWaiters.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
     var maximumRunning: Int { state.withLock { $0.maximumRunning } }
     var requests: [HTTPRequest] { state.withLock { $0.requests } }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let call = state.withLock { state -> Int in
+        let (call, reached) = state.withLock { state -> (Int, [CheckedContinuation<Void, Never>]) in
             state.calls += 1
             state.running += 1
             state.maximumRunning = max(state.maximumRunning, state.running)
             state.requests.append(request)
-            return state.calls
+            let calls = state.calls
+            let reached = state.callWaiters.filter { $0.count <= calls }.map(\.continuation)
+            state.callWaiters.removeAll { $0.count <= calls }
+            return (calls, reached)
         }
+        for waiter in reached { waiter.resume() }
         defer { state.withLock { $0.running -= 1 } }
         if let delay {
             do { try await Task.sleep(for: delay) } catch { throw HTTPClientError.cancelled() }

@@ -172,7 +172,7 @@ import MomentsHTTP
             $0.coalescesRequests = false
         }
         let first = Task { try await client.send(Endpoint<User>(.get, "/a")) }
-        #expect(await eventually { transport.calls == 1 })
+        await transport.waitForCalls(1)
         let second = Task { try await client.send(Endpoint<User>(.get, "/b")) }
         #expect(await eventually { client.requestsInFlight == 2 })
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/c")) }

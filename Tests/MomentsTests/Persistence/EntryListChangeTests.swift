@@ -1,8 +1,9 @@
 @testable import Moments
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
-@Suite struct EntryListChangeTests {
+@Suite(.ownThread) struct EntryListChangeTests {
     private func entries(_ ids: String) -> [StoredTimeline.Entry] {
         ids.map { StoredTimeline.Entry(momentID: String($0)) }
     }

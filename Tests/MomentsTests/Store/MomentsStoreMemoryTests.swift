@@ -2,8 +2,9 @@ import Foundation
 import Moments
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
-@Suite struct MomentsStoreMemoryTests {
+@Suite(.ownThread) struct MomentsStoreMemoryTests {
     @Test func memoryHoldsAtMostTheConfiguredNumberOfTimelines() async throws {
         let fixture = await StoreFixture { $0.maximumTimelinesInMemory = 50 }
         for user in 0..<500 {

@@ -1,12 +1,13 @@
 import Moments
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// A timeline's snapshot is rebuilt from the last one, only where a moment changed
 /// (see `StoreState.assembleTimeline`). These tests check it never goes stale: after
 /// every step of seeded random work, each timeline equals the server's, and a fresh
 /// store assembling the persisted state from scratch shows the same.
-@Suite struct MomentsStoreSnapshotTests {
+@Suite(.ownThread) struct MomentsStoreSnapshotTests {
     static let users = ["0", "1", "2", "3"]
     static let pool = (0..<8).map { "m\($0)" }
 

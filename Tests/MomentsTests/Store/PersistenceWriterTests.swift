@@ -1,12 +1,13 @@
 @testable import Moments
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// The rules of the store's `PersistenceWriter`: batches reach storage in the order
 /// they were queued (a later write of a record wins), a failed batch is written again
 /// with the next write, and each caller learns the outcome of the write that held its
 /// batch.
-@Suite struct PersistenceWriterTests {
+@Suite(.ownThread) struct PersistenceWriterTests {
     /// Storage whose saves suspend a seeded number of times (so callers queue behind
     /// them) and fail at a seeded rate; it keeps what each save held and how it ended.
     actor ScriptedStorage: MomentsPersistence {

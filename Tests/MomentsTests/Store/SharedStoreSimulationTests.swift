@@ -1,6 +1,7 @@
 import Foundation
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// Several instances sharing storage and a change bus, attacked by seeded random
 /// schedules (see ``SharedStoreSimulation``).
@@ -10,7 +11,7 @@ import Testing
 /// `MOMENTS_SHARED_SIMULATION_SEED=S` replays schedule S alone;
 /// `MOMENTS_SIMULATION_TRACE=1` prints each step, `MOMENTS_SIMULATION_TRACE=failures`
 /// only those of failing schedules. A failure names its seed.
-@Suite struct SharedStoreSimulationTests {
+@Suite(.ownThread) struct SharedStoreSimulationTests {
     @Test(arguments: SimulatedServer.IsLikedModel.allCases)
     func everyInstanceAndTheSharedStorageConvergeToTheServer(model: SimulatedServer.IsLikedModel) async throws {
         let result = await runSeededSchedules(prefix: "MOMENTS_SHARED_SIMULATION", defaultCount: 250, suite: "shared simulation, \(model) isLiked") { seed in

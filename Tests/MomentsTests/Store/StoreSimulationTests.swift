@@ -1,6 +1,7 @@
 import Foundation
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// The ordering rule, attacked by seeded random schedules (see ``StoreSimulation``).
 ///
@@ -9,7 +10,7 @@ import Testing
 /// per model (500 by default);
 /// `MOMENTS_SIMULATION_SEED=S` replays schedule S alone; `MOMENTS_SIMULATION_STEPS=K`
 /// gives each schedule K steps. A failure names its seed.
-@Suite struct StoreSimulationTests {
+@Suite(.ownThread) struct StoreSimulationTests {
     @Test(arguments: SimulatedServer.IsLikedModel.allCases)
     func everyScheduleConvergesToTheServerAndNoConfirmedValueGoesBack(model: SimulatedServer.IsLikedModel) async throws {
         let steps = ProcessInfo.processInfo.environment["MOMENTS_SIMULATION_STEPS"].flatMap(Int.init)
