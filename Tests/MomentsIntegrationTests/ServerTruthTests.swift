@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsSQLite
 import MomentsTestSupport
 import Testing
 
@@ -56,6 +57,52 @@ import Testing
             #expect(await persistence.load(userID: user) == truth, "seed \(seed), user \(user): persisted")
             #expect(await probes[user]?.waitUntil { $0 == truth } == truth, "seed \(seed), user \(user): last snapshot")
         }
+    }
+
+    /// One user's concurrent likes of different moments, against a BFF of each `isLiked`
+    /// model, SQLite underneath: every successful `setLike` returns its own moment in the
+    /// state it set, and once every call of a round has returned (no waiting for the
+    /// store to settle), the store, its file and its stream all show the server's
+    /// timeline. A round's likes overlap each other's answers, as real calls do.
+    @Test(arguments: [false, true])
+    func everyConcurrentLikeReturnsItsOwnStateAndEachRoundEndsAtTheServer(globalIsLiked: Bool) async throws {
+        let bff = try await ReferenceBFF(users: 1, momentsPerUser: 6, globalIsLiked: globalIsLiked)
+        defer { bff.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let persistence = try SQLitePersistence(path: directory.url.appendingPathComponent("store.sqlite").path)
+        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) }
+        let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence)
+        let user = "user-1"
+        let moments = try #require(try await store.refresh(userID: user)).moments.map(\.id)
+        let probe = StreamProbe(await store.updates(for: user))
+        let server = GraphQLMomentsService(baseURL: bff.baseURL)
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var generator = SeededGenerator(seed: seed)
+        var wrongReturns: [String] = []
+        for round in 0..<60 {
+            let count = Int.random(in: 2...4, using: &generator)
+            let calls = moments.shuffled(using: &generator).prefix(count).map { ($0, Bool.random(using: &generator)) }
+            let returned = await withTaskGroup(of: (String, Bool, Bool?).self) { group in
+                for (moment, isLiked) in calls {
+                    group.addTask {
+                        let details = try? await store.setLike(isLiked, momentID: moment, userID: user)
+                        return (moment, isLiked, details?.moment(withID: moment)?.isLiked)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            for (moment, isLiked, shown) in returned where shown != isLiked {
+                wrongReturns.append("round \(round): setLike(\(isLiked), \(moment)) returned \(String(describing: shown))")
+            }
+            let truth = try await server.getMoments(userID: user)
+            let held = try await store.details(for: user)
+            #expect(held == truth, "seed \(seed), round \(round): store ≠ server")
+            #expect(try await persistence.load(userID: user) == truth, "seed \(seed), round \(round): file ≠ server")
+            #expect(await probe.waitUntil { $0 == truth } == truth, "seed \(seed), round \(round): stream")
+            if held != truth { break }
+        }
+        #expect(wrongReturns.isEmpty, "seed \(seed): \(wrongReturns.prefix(5))")
     }
 
     /// A like that fails, whatever the fault, is never shown to another user: user 1's

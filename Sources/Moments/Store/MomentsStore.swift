@@ -38,8 +38,9 @@ import MomentsObservability
 /// - an answer whose order is unknown changes nothing if it agrees, and otherwise the
 ///   store keeps what it has and asks the server again (a refetch, sent after both
 ///   answers arrived and so certainly newer) rather than guess;
-/// - a like's answer is the authority for the liker's place in `likes`: it stands
-///   against every answer not certainly computed after it;
+/// - a like's answer is the authority for the liker's place in `likes`, and for the
+///   liker's own `isLiked` of that moment: it was computed after the like took effect,
+///   so it stands against every answer not certainly computed after it;
 /// - answers from a cache or from persistence are of unknown age: they never replace a
 ///   value the store holds, only fill in what it lacks.
 ///
@@ -51,6 +52,16 @@ import MomentsObservability
 /// Only confirmed state is persisted, in the order the store applied it, one batch per
 /// answer, all or nothing: emitted first, then written. Errors are thrown to the
 /// caller; the streams keep the last good state.
+///
+/// ## The rules, as a user can check them
+/// 1. A successful `setLike(x, m, u)` returns, and the store then shows to `u`, `m` with
+///    `isLiked == x` and `u` in `likes` if and only if `x`, until a later call of `u` on
+///    `m`, or an answer certainly computed after it, says otherwise.
+/// 2. No value is shown that no server answer held, except the acting user's own likes
+///    in flight, shown to that user alone.
+/// 3. A subscriber never sees a confirmed value followed by an older one.
+/// 4. Once nothing is in flight (``waitUntilIdle()``), memory, persistence, the last
+///    value streamed and the server agree, for every user.
 public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration

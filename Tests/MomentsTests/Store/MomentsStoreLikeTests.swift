@@ -26,6 +26,33 @@ import Testing
         #expect(try await fixture.persistence.load(userID: "0") == answer)
     }
 
+    /// A like's answer is computed after the like took effect: for its liker's `isLiked`
+    /// of that moment it is the authority against every answer not certainly computed
+    /// after it. A like held before it left, overtaken by a like of another moment
+    /// computed first, still returns, shows, persists and streams its own state.
+    @Test(arguments: [false, true])
+    func aLikeOvertakenByAnotherLikesAnswerStillShowsItsOwnState(unlike: Bool) async throws {
+        let service = FakeMomentsService()
+        await service.addUser("0", moments: ["m0", "m1"], likedBy: unlike ? ["m0": ["0"]] : [:])
+        let persistence = InMemoryPersistence()
+        let store = MomentsStore(service: service, persistence: persistence)
+        try await store.refresh(userID: "0")
+        let probe = StreamProbe(await store.updates(for: "0"))
+        await service.holdNext(1)
+        async let held = store.setLike(!unlike, momentID: "m0", userID: "0")
+        #expect(await eventually { await service.waitingCalls == 1 })
+        let overtaking = try await store.setLike(true, momentID: "m1", userID: "0")
+        #expect(overtaking.moment(withID: "m1")?.isLiked == true)
+        await service.release()
+        let answered = try await held
+        #expect(answered.moment(withID: "m0")?.isLiked == !unlike, "the call returns its own state")
+        #expect(answered.moment(withID: "m0")?.likes?.contains { $0.id == "0" } == !unlike)
+        let shown = try #require(try await store.details(for: "0"))
+        #expect(shown == (try await service.serverTimeline("0")), "store = server")
+        #expect(try await persistence.load(userID: "0") == shown, "file = store")
+        #expect(await probe.waitForAny { $0 == shown } == shown, "the stream reaches it")
+    }
+
     @Test func anUnlikeRemovesTheUser() async throws {
         let fixture = await StoreFixture()
         await fixture.service.addUser("1", moments: ["b"])

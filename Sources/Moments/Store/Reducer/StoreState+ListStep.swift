@@ -21,7 +21,11 @@ extension StoreState {
     ///   and list, or (the same list) the `isLiked`s that differ;
     /// - one of unknown order leaves the register as it is, widens its age to cover the
     ///   answer, and asks the server to settle a difference;
-    /// - one certainly older changes nothing.
+    /// - one certainly older changes nothing;
+    /// - whatever the order, the owner's `isLiked` of a moment they liked stays as the
+    ///   answer to that like gave it, until an answer certainly computed after that one
+    ///   says otherwise (the like's answer was computed after the like took effect, so
+    ///   it is the authority for that register against every answer not certainly newer).
     func applyList(
         _ details: MomentsDetails, to timeline: TimelineRecord, for userID: String, evidence: Evidence, policy: AnswerPolicy,
         newMembers: [MomentRecord]?, into applied: inout Applied
@@ -55,7 +59,36 @@ extension StoreState {
             if evidence.sent != nil { timeline.evidence = timeline.evidence.covering(evidence) }
             if !sameTimeline, policy.settles { applied.needsConvergence = true }
         }
+        if policy.likedMomentID != nil || !timeline.isLikedPins.isEmpty {
+            keepLikersIsLiked(of: timeline, answer: details, for: userID, evidence: evidence, policy: policy, into: &applied)
+        }
         noteAgreement(of: timeline, for: userID, holdsAnswer: holdsAnswer, policy: policy, into: &applied)
+    }
+
+    /// Pins the owner's `isLiked` of the moment their like's answer answers, and keeps
+    /// every pinned `isLiked` against answers not certainly computed after its pin; an
+    /// answer certainly newer than a pin, or a list without its moment, ends it.
+    private func keepLikersIsLiked(
+        of timeline: TimelineRecord, answer details: MomentsDetails, for userID: String, evidence: Evidence, policy: AnswerPolicy,
+        into applied: inout Applied
+    ) {
+        if let liked = policy.likedMomentID, let answered = details.moment(withID: liked),
+           timeline.isLikedPins[liked].map({ !$0.evidence.isCertainlyNewer(than: evidence) }) ?? true {
+            timeline.isLikedPins[liked] = IsLikedPin(isLiked: answered.isLiked, evidence: evidence)
+        }
+        var changed = false
+        for (momentID, pin) in timeline.isLikedPins {
+            guard let index = timeline.position(of: momentID),
+                  momentID == policy.likedMomentID || !evidence.isCertainlyNewer(than: pin.evidence) else {
+                timeline.isLikedPins[momentID] = nil
+                continue
+            }
+            guard timeline.entries[index].isLiked != pin.isLiked else { continue }
+            timeline.setIsLiked(pin.isLiked, at: index)
+            if !applied.changedEntries.contains(momentID) { applied.changedEntries.append(momentID) }
+            changed = true
+        }
+        if changed, policy.persists { applied.batch.timelines[userID] = timeline.stored }
     }
 
     /// Replaces the timeline's owner and list with the answer's, noting the timeline's

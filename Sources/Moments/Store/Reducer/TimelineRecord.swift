@@ -29,6 +29,10 @@ final class TimelineRecord {
     @exclusivity(unchecked) var evidence: Evidence
     /// For least-recently-used eviction.
     @exclusivity(unchecked) var lastUse: UInt64
+    /// The owner's `isLiked` of each moment they liked or unliked, as that like's answer
+    /// gave it: the authority for that register against every answer not certainly
+    /// computed after it (see ``StoreState/applyList(_:to:for:evidence:policy:newMembers:into:)``).
+    @exclusivity(unchecked) var isLikedPins: [String: IsLikedPin] = [:]
     /// Each listed moment's index in `entries`, built when first asked for after the list
     /// changed (to tell another holder's `isLiked` when a shared moment changes).
     @exclusivity(unchecked) private var positions: [String: Int]?
@@ -75,6 +79,13 @@ final class TimelineRecord {
         for index in entries.indices where entries[index].momentID != moments[index].id { return false }
         return true
     }
+}
+
+/// The owner's `isLiked` of a moment as the answer to their own like of it gave it, and
+/// when the server may have computed that answer.
+struct IsLikedPin: Sendable {
+    let isLiked: Bool?
+    let evidence: Evidence
 }
 
 /// A like in flight: shown to subscribers until the server answers.
