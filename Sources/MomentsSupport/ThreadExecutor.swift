@@ -13,23 +13,8 @@ import Foundation
 /// already queued still run before the thread ends.
 package final class ThreadExecutor: SerialExecutor {
     private struct Queue {
-        var jobs: [UnownedJob] = []
-        var head = 0
+        var jobs = Ring<UnownedJob>()
         var isShutDown = false
-
-        mutating func popFirst() -> UnownedJob? {
-            guard head < jobs.count else { return nil }
-            let job = jobs[head]
-            head += 1
-            if head == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 1_024, head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
-            return job
-        }
     }
 
     private let queue = PThreadMutex(Queue())
@@ -74,7 +59,7 @@ package final class ThreadExecutor: SerialExecutor {
         defer { Self.threads.withLock { threads in threads.removeAll { pthread_equal($0, current) != 0 } } }
         while true {
             wakeUp.wait()
-            let (job, isShutDown) = queue.withLock { ($0.popFirst(), $0.isShutDown) }
+            let (job, isShutDown) = queue.withLock { ($0.jobs.popFirst(), $0.isShutDown) }
             if let job {
                 job.runSynchronously(on: asUnownedSerialExecutor())
             } else if isShutDown {

@@ -31,6 +31,9 @@ final class ClientInstruments: Sendable {
 
     var isTracing: Bool { TraceContext.current != nil }
 
+    /// Whether the breaker's state is a figure (a metrics factory is set).
+    var reportsBreaker: Bool { breakerState != nil }
+
     /// `request` with the trace headers of a new span of the current context, and that
     /// span (if a tracer is set); `request` alone without a context.
     func beginAttempt(_ request: HTTPRequest, resend: Int) -> (HTTPRequest, (any MomentsSpan)?) {

@@ -19,7 +19,7 @@ struct BreakerStage: CallStage {
         case .allowed(let probe): isProbe = probe
         case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
-        call.record.answered(from: origin)
+        if origin !== call.origin { call.record.answered(from: origin) }
         let response: HTTPResponse
         do {
             response = try await next(request, call)
@@ -43,6 +43,6 @@ struct BreakerStage: CallStage {
 
     /// The breaker gauge follows the client's own origin.
     private func report(_ origin: OriginGuard) {
-        if origin === origins.base { instruments.setBreaker(origin.breakerPhase) }
+        if instruments.reportsBreaker, origin === origins.base { instruments.setBreaker(origin.breakerPhase) }
     }
 }

@@ -68,7 +68,7 @@ final class CallRecord: Sendable {
     private struct State {
         var identity: RequestIdentity?
         var lastOrigin: OriginGuard?
-        var attempts = 0
+        var attempts = 1
         var retriesStopped: RetryStop?
     }
     private let state = PThreadMutex(State())
@@ -84,14 +84,15 @@ final class CallRecord: Sendable {
         state.withLock { $0.identity = identity }
     }
 
-    /// The origin whose answer (or failure) came last.
+    /// The origin other than the call's own whose answer (or failure) came last, after a
+    /// redirect elsewhere; `nil` while every answer came from the call's own origin.
     var lastOrigin: OriginGuard? { state.withLock { $0.lastOrigin } }
 
     func answered(from origin: OriginGuard) {
         state.withLock { $0.lastOrigin = origin }
     }
 
-    /// Attempts made so far, the first included.
+    /// Attempts made so far, the first included (1 until a second one is made).
     var attempts: Int { state.withLock { $0.attempts } }
 
     func attempted(_ attempt: Int) {

@@ -11,9 +11,9 @@ struct MiddlewareStage: CallStage {
     let authentication: AuthenticationMiddleware?
 
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+        if configured.isEmpty, call.middlewares.isEmpty, authentication == nil { return try await next(request, call) }
         var chain = configured + call.middlewares
         if let authentication { chain.append(authentication) }
-        if chain.isEmpty { return try await next(request, call) }
         return try await MiddlewareChain.run(request, context: call.context, middlewares: chain) { request in
             try await next(request, call)
         }

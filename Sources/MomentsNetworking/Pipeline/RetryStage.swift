@@ -36,9 +36,11 @@ struct RetryStage: CallStage {
             let now = clock.now
             guard now < call.deadline else { throw Self.deadlinePassed(call, now: now) }
             var attemptCall = call
-            attemptCall.context = call.context.attempt(attempt)
-            attemptCall.attemptDeadline = attemptTimeout.map { min(call.deadline, now + $0) } ?? call.deadline
-            call.record.attempted(attempt)
+            if attempt > 1 {
+                attemptCall.context = call.context.attempt(attempt)
+                call.record.attempted(attempt)
+            }
+            if let attemptTimeout { attemptCall.attemptDeadline = min(call.deadline, now + attemptTimeout) }
             let delay: Duration
             do {
                 let response = try await next(request, attemptCall)

@@ -4,6 +4,7 @@ import MomentsTesting
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsSupport
 
 /// ``ConcurrencyLimitStage``: the wait for a slot is part of the call's one deadline, and
 /// a wait that ended leaves nothing behind.
@@ -11,7 +12,7 @@ import MomentsHTTP
     private let clock = ManualClock()
 
     @Test func theWaitForASlotEndsAtTheCallsDeadline() async throws {
-        let gate = Gate()
+        let gate = Latch()
         let next = StubNext { _, _, _ in
             await gate.wait()
             return StageHarness.reply(200)
@@ -19,7 +20,7 @@ import MomentsHTTP
         let limiter = ConcurrencyLimiter(limit: 1, clock: clock)
         let pipeline = CallPipeline([ConcurrencyLimitStage(limiter: limiter), next])
         async let first = pipeline.send(StageHarness.request(), StageHarness.call(clock: clock, deadline: .seconds(5)))
-        while gate.waiting < 1 { await Task.yield() }
+        while next.arrivals < 1 { await Task.yield() }
         async let second = Result(awaiting: { try await pipeline.send(StageHarness.request(), StageHarness.call(clock: clock, deadline: .seconds(5))) })
         await clock.waitForWakeUps(1)
         #expect(limiter.waiting == 1)
@@ -35,7 +36,7 @@ import MomentsHTTP
     /// A call that got its slot leaves no wake-up armed for its deadline: a burst of
     /// queued calls costs nothing once they have run.
     @Test func aCallThatGotItsSlotLeavesNoWakeUpBehind() async throws {
-        let gate = Gate()
+        let gate = Latch()
         let next = StubNext { _, _, _ in
             await gate.wait()
             return StageHarness.reply(200)

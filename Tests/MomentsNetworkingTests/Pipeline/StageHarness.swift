@@ -65,30 +65,3 @@ enum StageHarness {
         .transportFailure(TransportFailure(kind: kind, message: "\(kind)"))
     }
 }
-
-/// A gate a stubbed attempt waits at until the test opens it.
-final class Gate: Sendable {
-    private let state = PThreadMutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if open { continuation.resume() }
-        }
-    }
-
-    var waiting: Int { state.withLock { $0.waiters.count } }
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
