@@ -51,6 +51,10 @@ struct StoreSimulation {
         var operations: [Task<Void, Never>] = []
         let users = server.userIDs
         var samples: [[String: Moment]] = []
+        // Every like call: who, what, when it began and ended (on one counter), and the
+        // liked moment as the call returned it (`nil` for a call that failed).
+        let ticks = Locked(0)
+        let likes = Locked<[LikeCall]>([])
 
         for _ in 0..<steps {
             let pending = await service.pending
@@ -63,7 +67,17 @@ struct StoreSimulation {
                 let user = users.randomElement(using: &generator) ?? "u0"
                 let moment = (server.timelines[user] ?? ["m0"]).randomElement(using: &generator) ?? "m0"
                 let isLiked = Bool.random(using: &generator)
-                operations.append(Task { _ = try? await store.setLike(isLiked, momentID: moment, userID: user) })
+                operations.append(Task {
+                    var start = 0
+                    ticks.update { $0 += 1; start = $0 }
+                    let returned = try? await store.setLike(isLiked, momentID: moment, userID: user)
+                    ticks.update { tick in
+                        tick += 1
+                        let call = LikeCall(user: user, moment: moment, isLiked: isLiked, start: start, end: tick,
+                                            returned: returned.map { $0.moment(withID: moment) })
+                        likes.update { $0.append(call) }
+                    }
+                })
             case 40..<45:
                 operations.randomElement(using: &generator)?.cancel()
             case 45..<50:
@@ -99,6 +113,25 @@ struct StoreSimulation {
         for operation in operations { await operation.value }
         trace("checking")
         var failures: [String] = []
+
+        // Rule 1: a successful like returns its moment in the state it set, unless another
+        // call of the same user on the same moment overlapped it (whose intent the liker
+        // then sees on top). Its `likes` always; its `isLiked` where the value is the
+        // liker's own (in the global model another user's later like may change it, and
+        // an answer certainly computed after it may then show that before it returns).
+        let calls = likes.value
+        for call in calls {
+            guard case .some(let returned) = call.returned else { continue }
+            let overlapped = calls.contains { other in
+                other.user == call.user && other.moment == call.moment && other.start != call.start
+                    && other.start < call.end && call.start < other.end
+            }
+            guard !overlapped else { continue }
+            let liked = returned?.likes?.contains { $0.id == call.user } ?? false
+            if (model == .perViewer && returned?.isLiked != call.isLiked) || liked != call.isLiked {
+                failures.append("setLike(\(call.isLiked), \(call.moment), \(call.user)) returned \(returned.map { summarize(MomentsDetails(userDetails: UserDetails(id: "", name: "", avatar: "", backgroundImage: ""), moments: [$0])) } ?? "no moment")")
+            }
+        }
 
         // Without lost answers (or failed refetches, which leave the settling to the next
         // refresh), nothing needs a final refresh: the store already agrees (on `isLiked`
@@ -225,6 +258,18 @@ struct StoreSimulation {
     private func summary(_ details: MomentsDetails) -> String {
         summarize(details)
     }
+}
+
+/// One like call of a schedule, for the check of what it returned.
+struct LikeCall: Sendable {
+    let user: String
+    let moment: String
+    let isLiked: Bool
+    let start: Int
+    let end: Int
+    /// The liked moment as the call returned it; `nil` for a call that failed, `.some(nil)`
+    /// for one whose timeline did not hold the moment.
+    let returned: Moment??
 }
 
 extension MomentsDetails {
