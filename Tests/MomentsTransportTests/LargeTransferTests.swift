@@ -112,12 +112,11 @@ import Testing
             case .curl:
                 #expect(growth < Self.growthLimitKiB, "\(kind) download: the process grew by \(growth) KiB")
             case .urlSession:
-                // FoundationNetworking writes each chunk to its file at once, but keeps it
-                // until the delegate's progress callback for it has run, with no way to
-                // pause the transfer: memory grows with that callback's lag. Typically
-                // 7 MB; 68 MB was measured while the rest of the suite ran beside the probe,
-                // and nearly the whole body when the callback is held up (README,
-                // RELIABILITY.md). CurlTransport pauses instead, and is held to the bound.
+                // FoundationNetworking hands each chunk to the delegate's queue, with no
+                // way to pause the transfer: memory grows with that queue's lag (33 to 61 MB
+                // measured while the suite ran beside the probe). The body is never held
+                // whole: that bound is firm, the tighter one is the known issue.
+                #expect(growth < 128 << 10, "\(kind) download: the process grew by \(growth) KiB, as if it held the body")
                 withKnownIssue("URLSession download memory follows the delegate queue's lag", isIntermittent: true) {
                     #expect(growth < Self.growthLimitKiB, "\(kind) download: the process grew by \(growth) KiB")
                 }
