@@ -87,7 +87,7 @@ let package = Package(
             name: "MomentsTransportTests",
             dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe", "MomentsObservability"]
         ),
-        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits"]),
+        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsTesting"]),
         .testTarget(
             name: "MomentsSQLiteTests",
             dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits"]

@@ -1,5 +1,6 @@
 import MomentsNetworking
 public import MomentsObservability
+public import MomentsHTTP
 
 extension MomentsStore {
     /// How a ``MomentsStore`` keeps timelines and delivers changes.
@@ -36,6 +37,15 @@ extension MomentsStore {
         /// value whose order is in doubt is refetched from the service rather than
         /// guessed. The default is 100 ms.
         public var clockSkewTolerance: Duration = .milliseconds(100)
+
+        // MARK: Time
+
+        /// Where the store reads the time: when each request left and each answer came
+        /// (the ages its ordering rule compares), the ages of timelines, the spreading of
+        /// refreshes, and the wall-clock intervals shared with other instances. Give a
+        /// `ManualClock` (product `MomentsTesting`) to move time in tests. The default is
+        /// `SystemClock`.
+        public var clock: any MomentsClock = SystemClock()
 
         // MARK: Observing
 

@@ -67,7 +67,7 @@ extension MomentsStore {
         }
         let generation = try await showIntent(isLiked, momentID: momentID, userID: userID)
 
-        let requestID = beginRequest(at: .now)
+        let requestID = beginRequest(at: instant)
         defer { endRequest(requestID) }
         let previous = likeBook.chains[key]
         let link = Latch()
@@ -78,7 +78,7 @@ extension MomentsStore {
         if Task.isCancelled {
             result = .failure(CancellationError())
         } else {
-            let started = StoreInstant.now
+            let started = instant
             do {
                 result = .success((try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started))
             } catch {
@@ -97,7 +97,7 @@ extension MomentsStore {
                 throw error
             }
             endLike(key, link: link, generation: generation, failed: false, answerChangedLikersView: applied.likersViewChanged)
-            if applied.needsConvergence { scheduleConvergence(userID, since: .now) }
+            if applied.needsConvergence { scheduleConvergence(userID, since: instant) }
             let ticket = writer.enqueue(applied.batch)
             await invalidateCachedTimelines(holding: momentID, liker: userID)
             // Untraced (the common case), the writer is awaited without the span's frame.
@@ -120,13 +120,13 @@ extension MomentsStore {
         if failed, likeBook.deferred.remove(key) != nil {
             // An answer's difference was waiting on this like, which may or may not have
             // reached the server: only the server can settle it.
-            scheduleConvergence(key.userID, since: .now)
+            scheduleConvergence(key.userID, since: instant)
         } else if likeBook.chains[key] == nil {
             likeBook.deferred.remove(key)
         }
         if likeBook.chains[key] == nil, likeBook.contested.remove(key) != nil {
             debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
-            scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: .now)
+            scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: instant)
         }
         let (removed, changed) = generation.map { state.removeIntent(key.userID, from: key.momentID, generation: $0) } ?? (false, false)
         if removed {

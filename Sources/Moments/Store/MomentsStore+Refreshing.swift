@@ -63,7 +63,7 @@ extension MomentsStore {
                 log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
             }
         }
-        let started = StoreInstant.now
+        let started = instant
         refreshBook.inFlight[userID] = started
         let request = beginRequest(at: started)
         defer { endRequest(request) }
@@ -120,7 +120,7 @@ extension MomentsStore {
     func apply(
         _ answer: MomentsAnswer, for userID: String, callStarted: StoreInstant, likeOf momentID: String?
     ) throws -> (StoreState.Applied, Evidence) {
-        let now = StoreInstant.now
+        let now = instant
         let evidence: Evidence
         let source: StoreState.Source
         switch answer.origin {
@@ -135,7 +135,7 @@ extension MomentsStore {
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
         if source != .cache, keepsConfirmationIntervals {
-            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence)
+            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence, now: instant, wallClockNow: configuration.clock.date)
         }
         likeBook.deferred.formUnion(applied.deferredLikers)
         likeBook.contested.formUnion(applied.contestedLikers)
@@ -173,7 +173,7 @@ extension MomentsStore {
     private func applyLoaded(_ loaded: MomentsDetails?, for userID: String) throws -> Bool {
         if state.timelines[userID] != nil { return true }
         guard let loaded else { return false }
-        let applied = try state.apply(loaded, for: userID, evidence: .ofUnknownAge(receivedAt: .now), source: .persisted) { _ in false }
+        let applied = try state.apply(loaded, for: userID, evidence: .ofUnknownAge(receivedAt: instant), source: .persisted) { _ in false }
         publish(applied, for: userID, likedBy: nil, likedMoment: nil)
         evictIfNeeded(sparing: userID)
         return true

@@ -1,3 +1,4 @@
+import MomentsHTTP
 import MomentsNetworking
 import MomentsObservability
 /// Changes other instances committed, arriving through the configured
@@ -10,7 +11,7 @@ extension MomentsStore {
         case .committed(let commit):
             if instruments.isMeasuring {
                 let confirmed = (commit.moments.compactMap { $0.confirmedWithin?.notAfter } + commit.timelines.compactMap { $0.confirmedWithin?.notAfter }).max()
-                if let confirmed { instruments.appliedShared(confirmedBy: confirmed) }
+                if let confirmed { instruments.appliedShared(confirmedBy: confirmed, now: configuration.clock.date) }
             }
             forgetRemoved(commit)
             await settleUnheld(applyShared(commit))
@@ -64,7 +65,7 @@ extension MomentsStore {
             }
             guard let holder = holders.min() else { continue }
             debug("no timeline in memory holds \(momentID), which the server must settle; refetching a timeline the storage lists", userID: holder)
-            scheduleConvergence(holder, since: .now)
+            scheduleConvergence(holder, since: instant)
         }
     }
 
@@ -76,14 +77,15 @@ extension MomentsStore {
     private func applyShared(_ commit: SharedCommit) -> [String] {
         var unheld: [String] = []
         let tolerance = configuration.clockSkewTolerance
+        let now = instant, wallClockNow = configuration.clock.date
         let likeChains = likeBook.chains
         // Each moment has the age of its own row, not of the timeline listing it.
         var momentEvidence: [String: Evidence] = [:]
         for committed in commit.moments {
-            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance)
+            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance, now: now, wallClockNow: wallClockNow)
         }
         for timeline in commit.timelines where state.timelines[timeline.userID] != nil {
-            let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance)
+            let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance, now: now, wallClockNow: wallClockNow)
             do {
                 let applied = try state.apply(
                     timeline.details, for: timeline.userID, evidence: evidence, source: .shared, momentEvidence: momentEvidence
@@ -103,10 +105,10 @@ extension MomentsStore {
             // refresh of a timeline not in memory loads it, then writes the answer).
             state.noteContestedTimeline(timeline.userID)
             debug("another instance's save of the timeline contested a value of unknown order; refetching", userID: timeline.userID)
-            scheduleConvergence(timeline.userID, since: .now)
+            scheduleConvergence(timeline.userID, since: instant)
         }
         for committed in commit.moments {
-            let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: .now)
+            let evidence = momentEvidence[committed.moment.id] ?? .ofUnknownAge(receivedAt: instant)
             var applied = state.applyShared(committed.moment, evidence: evidence) { likeBook.chains[$0] != nil }
             if committed.isContested {
                 // Contested: the server settles it, whether or not a record holds it here.
@@ -132,6 +134,6 @@ extension MomentsStore {
     /// like's chain ends.
     private func settle(_ applied: StoreState.Applied, holder: String?) {
         likeBook.contested.formUnion(applied.contestedLikers)
-        if applied.needsConvergence, let holder { scheduleConvergence(holder, since: .now) }
+        if applied.needsConvergence, let holder { scheduleConvergence(holder, since: instant) }
     }
 }

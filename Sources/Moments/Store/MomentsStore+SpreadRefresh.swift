@@ -1,3 +1,4 @@
+import MomentsHTTP
 import Foundation
 public import MomentsNetworking
 import MomentsSupport
@@ -32,7 +33,8 @@ extension MomentsStore {
         userIDs: [String], spreadOver window: Duration, maximumConcurrent: Int, cachePolicy: CachePolicy,
         using generator: inout some RandomNumberGenerator
     ) async -> [String: any Error] {
-        let started = ContinuousClock.now
+        let clock = configuration.clock
+        let started = clock.now
         let plan = Self.spreadStarts(of: userIDs, over: window, using: &generator)
         return await withTaskGroup(of: (String, (any Error)?).self) { group in
             var failures: [String: any Error] = [:]
@@ -43,7 +45,7 @@ extension MomentsStore {
                 next += 1
                 group.addTask {
                     do {
-                        try await Task.sleep(until: started + offset, clock: .continuous)
+                        try await clock.sleep(until: started + offset)
                         _ = try await self.refresh(userID: userID, cachePolicy: cachePolicy)
                         return (userID, nil)
                     } catch {

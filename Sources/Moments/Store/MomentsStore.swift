@@ -1,3 +1,4 @@
+import MomentsHTTP
 import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
@@ -65,6 +66,8 @@ import MomentsObservability
 public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration
+    /// Now, on the store's clock.
+    nonisolated var instant: StoreInstant { StoreInstant(configuration.clock.now) }
     let service: any MomentsService
     let persistence: any MomentsPersistence
     let writer: PersistenceWriter
@@ -205,7 +208,7 @@ public actor MomentsStore {
     /// ```
     public func timelineAge(for userID: String) -> Duration? {
         guard let evidence = state.timelines[userID]?.evidence, evidence.sent != nil else { return nil }
-        return .nanoseconds(StoreInstant.now.nanoseconds - evidence.received.nanoseconds)
+        return .nanoseconds(instant.nanoseconds - evidence.received.nanoseconds)
     }
 
     /// The number of live subscribers of `userID`'s stream.

@@ -51,8 +51,8 @@ final class StoreInstruments: Sendable {
         if failed { writeFailures?.increment(by: 1) }
     }
 
-    /// Another instance confirmed a change by `confirmed`; it is applied now.
-    func appliedShared(confirmedBy confirmed: Date) {
-        sharedLag?.record(max(0, Date().timeIntervalSince(confirmed)))
+    /// Another instance confirmed a change by `confirmed`; it is applied at `now`.
+    func appliedShared(confirmedBy confirmed: Date, now: Date) {
+        sharedLag?.record(max(0, now.timeIntervalSince(confirmed)))
     }
 }

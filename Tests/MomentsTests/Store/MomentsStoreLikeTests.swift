@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsTestSupport
 import Testing
+import MomentsTesting
 
 @Suite struct MomentsStoreLikeTests {
     @Test func aLikeIsEmittedAtOnceThenConfirmedAndPersisted() async throws {
@@ -136,6 +137,17 @@ import Testing
 
     /// A timeline's age is how long ago the server last answered for it; unknown for one
     /// read from persistence; it grows while refreshes fail.
+    /// The store reads the time from its configuration's clock: on a clock that stands
+    /// still, a timeline's age is what the test moved it by, exactly.
+    @Test func aTimelinesAgeIsReadFromTheStoresClock() async throws {
+        let clock = ManualClock()
+        let fixture = await StoreFixture { $0.clock = clock }
+        try await fixture.store.refresh(userID: "0")
+        #expect(await fixture.store.timelineAge(for: "0") == .zero)
+        clock.advance(by: .seconds(5))
+        #expect(await fixture.store.timelineAge(for: "0") == .seconds(5))
+    }
+
     @Test func aTimelinesAgeSaysHowLongAgoTheServerLastAnswered() async throws {
         let fixture = await StoreFixture()
         #expect(await fixture.store.timelineAge(for: "0") == nil)

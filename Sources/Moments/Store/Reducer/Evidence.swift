@@ -45,11 +45,9 @@ struct Evidence: Sendable, Hashable {
         Evidence(sent: sent.flatMap { mine in other.sent.map { min(mine, $0) } }, received: max(received, other.received))
     }
 
-    /// The same on the wall clock, for other instances.
-    var confirmationInterval: ConfirmationInterval {
-        let now = StoreInstant.now
-        let wallClockNow = Date()
-        return ConfirmationInterval(
+    /// The same on the wall clock, for other instances, given one reading of both clocks.
+    func confirmationInterval(now: StoreInstant, wallClockNow: Date) -> ConfirmationInterval {
+        ConfirmationInterval(
             notBefore: sent?.date(now: now, wallClockNow: wallClockNow),
             notAfter: received.date(now: now, wallClockNow: wallClockNow)
         )
@@ -57,12 +55,11 @@ struct Evidence: Sendable, Hashable {
 
     /// Evidence for a value another instance confirmed within `interval`, on a clock
     /// that may differ from this one by up to `tolerance`: the interval widened by it.
-    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration) -> Evidence {
-        let now = StoreInstant.now
+    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration, now: StoreInstant, wallClockNow: Date) -> Evidence {
         guard let interval, let notBefore = interval.notBefore else { return .ofUnknownAge(receivedAt: now) }
         let slack = Double(tolerance.components.seconds) + Double(tolerance.components.attoseconds) / 1e18
-        let sent = min(StoreInstant(date: notBefore.addingTimeInterval(-slack)), now)
-        let received = max(sent, min(StoreInstant(date: interval.notAfter.addingTimeInterval(slack)), now))
+        let sent = min(StoreInstant(date: notBefore.addingTimeInterval(-slack), now: now, wallClockNow: wallClockNow), now)
+        let received = max(sent, min(StoreInstant(date: interval.notAfter.addingTimeInterval(slack), now: now, wallClockNow: wallClockNow), now))
         return Evidence(sent: sent, received: received)
     }
 }

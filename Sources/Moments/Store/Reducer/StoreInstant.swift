@@ -11,9 +11,6 @@ struct StoreInstant: Comparable, Hashable, Sendable {
 
     let nanoseconds: Int64
 
-    /// Now.
-    static var now: StoreInstant { StoreInstant(ContinuousClock.now) }
-
     init(_ instant: ContinuousClock.Instant) {
         let elapsed = (instant - Self.origin).components
         nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
@@ -29,9 +26,9 @@ struct StoreInstant: Comparable, Hashable, Sendable {
         lhs.nanoseconds < rhs.nanoseconds
     }
 
-    /// The instant `date` names on the wall clock.
-    init(date: Date) {
-        nanoseconds = StoreInstant.now.nanoseconds + Int64((date.timeIntervalSinceNow * 1e9).rounded())
+    /// The instant `date` names on the wall clock, given one reading of both clocks.
+    init(date: Date, now: StoreInstant, wallClockNow: Date) {
+        nanoseconds = now.nanoseconds + Int64((date.timeIntervalSince(wallClockNow) * 1e9).rounded())
     }
 
     /// This instant on the wall clock, given one reading of both clocks (so several

@@ -1,5 +1,4 @@
-
-
+import Foundation
 /// Answers: the ordering rule applied to a timeline's list and to each of its moments.
 ///
 /// ``apply(_:for:evidence:source:momentEvidence:isLikeInFlight:)`` reads top to bottom:
@@ -113,7 +112,7 @@ extension StoreState {
     /// written. A moment written after an answer may keep registers older than the
     /// answer (pins, or a value the answer could not replace); another instance reading
     /// the batch must not take them for the answer's age.
-    func confirmation(of batch: PersistenceBatch, answer evidence: Evidence) -> ConfirmationInterval {
+    func confirmation(of batch: PersistenceBatch, answer evidence: Evidence, now: StoreInstant, wallClockNow: Date) -> ConfirmationInterval {
         var confirmation = evidence
         for id in batch.moments.keys {
             if let record = records[id] { confirmation = confirmation.covering(record.confirmation) }
@@ -121,7 +120,7 @@ extension StoreState {
         for userID in batch.timelines.keys {
             if let timeline = timelines[userID] { confirmation = confirmation.covering(timeline.evidence) }
         }
-        return confirmation.confirmationInterval
+        return confirmation.confirmationInterval(now: now, wallClockNow: wallClockNow)
     }
 
     /// Merges `moment`, confirmed by another instance, into the record this store holds
