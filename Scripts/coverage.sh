@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Line coverage of the library targets (MomentsNetworking, Moments, MomentsSQLite),
-# measured by the whole test suite.
-#   bash Scripts/coverage.sh            # prints the llvm-cov report and the total
+# Line coverage of every library target, measured by the whole test suite: one line
+# per target, then the total.
+#   bash Scripts/coverage.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,8 +14,12 @@ toolchain_bin=$(dirname "$(readlink -f "$(command -v swift)")")
 llvm_cov="$toolchain_bin/llvm-cov"
 [ -x "$llvm_cov" ] || llvm_cov=$(command -v llvm-cov)
 
-"$llvm_cov" report "$tests_binary" -instr-profile "$profdata" \
-    Sources/MomentsNetworking Sources/Moments Sources/MomentsSQLite \
-    | tee /tmp/moments-coverage.txt
-total=$(awk '/^TOTAL/ { print $(NF-3) }' /tmp/moments-coverage.txt)
-echo "library line coverage: $total"
+targets=(MomentsSupport MomentsObservability MomentsHTTP MomentsNetworking MomentsGraphQL MomentsCaching
+         Moments MomentsSQLite MomentsCurl MomentsPostgres MomentsTesting MomentsCommandLine)
+for target in "${targets[@]}"; do
+    "$llvm_cov" report "$tests_binary" -instr-profile "$profdata" "Sources/$target" > "/tmp/moments-coverage-$target.txt"
+    printf '%-22s %s\n' "$target" "$(awk '/^TOTAL/ { print $(NF-3) }' "/tmp/moments-coverage-$target.txt")"
+done
+paths=("${targets[@]/#/Sources/}")
+"$llvm_cov" report "$tests_binary" -instr-profile "$profdata" "${paths[@]}" > /tmp/moments-coverage.txt
+echo "all library targets: $(awk '/^TOTAL/ { print $(NF-3) }' /tmp/moments-coverage.txt)"

@@ -61,7 +61,11 @@ import Testing
             $0.heartbeatTimeout = .seconds(1)
             $0.answerTimeout = .seconds(2)
         })
-        let readingStore = MomentsStore(service: client(), persistence: reader, configuration: .init { $0.changeBus = reader })
+        let readingEvents = StoreEventLog()
+        let readingStore = MomentsStore(service: client(), persistence: reader, configuration: .init {
+            $0.changeBus = reader
+            $0.observer = readingEvents.observer
+        })
         try await writingStore.refresh(userID: "1")
         try await readingStore.refresh(userID: "1")
         try await readingStore.refresh(userID: "2")
@@ -69,7 +73,7 @@ import Testing
         let feed = StreamProbe(readingStore.changes())
         // The writer's refresh was announced and read: the reader's connection is idle,
         // so only its heartbeat can find it silent.
-        await readingStore.waitUntilSharedEventsApplied(1)
+        await readingEvents.waitUntilSharedEventsApplied(1)
 
         try Data("silent".utf8).write(to: control)
         #expect(await eventually { !FileManager.default.fileExists(atPath: control.path) }, "the proxy went silent")

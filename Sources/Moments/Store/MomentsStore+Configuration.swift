@@ -49,6 +49,10 @@ extension MomentsStore {
 
         // MARK: Observing
 
+        /// Receives what the store does that a test or simulation must know has happened
+        /// (see ``StoreEvent``); the store itself keeps no count of them. The default is `nil`.
+        package var observer: (@Sendable (StoreEvent) -> Void)?
+
         /// Receives what the store does that no caller is told: failures without a
         /// caller (a persisted timeline that cannot be read when a stream starts, a
         /// background refetch that fails) and the refetches it makes to settle answers

@@ -34,7 +34,7 @@ extension MomentsStore {
                 _ = try await refresh(userID: userID)
             } catch {
                 log(.warning, "the refetch to settle answers failed; the next refresh will", userID: userID, error: error)
-                unsettledRefetches += 1
+                configuration.observer?(.refetchToSettleFailed(userID: userID))
                 return
             }
         }

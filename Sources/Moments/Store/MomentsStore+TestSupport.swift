@@ -11,22 +11,6 @@ extension MomentsStore {
     }
 
 
-    func countSharedEvent() {
-        sharedEventsApplied += 1
-        guard !sharedEventWaiters.isEmpty else { return }
-        let ready = sharedEventWaiters.filter { $0.count <= sharedEventsApplied }
-        sharedEventWaiters.removeAll { $0.count <= sharedEventsApplied }
-        for waiter in ready { waiter.continuation.resume() }
-    }
-
-    /// Waits until the store has applied `count` events of the change bus (for tests
-    /// that deliver events one at a time).
-    package func waitUntilSharedEventsApplied(_ count: Int) async {
-        guard sharedEventsApplied < count else { return }
-        await withCheckedContinuation { sharedEventWaiters.append((count, $0)) }
-    }
-
-
     /// How many `setLike` calls of `userID` have begun and not returned (for tests).
     package func likeCallsInFlight(for userID: String) -> Int { likeBook.inFlightPerUser[userID] ?? 0 }
 

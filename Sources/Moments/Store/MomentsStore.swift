@@ -93,14 +93,6 @@ public actor MomentsStore {
     /// Work in flight, for ``idle()`` (see ``ActivityCount``).
     var activity = ActivityCount()
 
-    // Counted for the test hooks (MomentsStore+TestSupport.swift).
-    /// How many events of the change bus the store has applied (for tests that must
-    /// know a delivered event has been handled).
-    package internal(set) var sharedEventsApplied = 0
-    var sharedEventWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    /// How many refetches to settle answers of unknown order failed, leaving the timeline
-    /// to the next refresh (for simulations that must know whether one is needed).
-    package internal(set) var unsettledRefetches = 0
     /// Consumes the change bus, if one is configured; cancelled with the store.
     private nonisolated let busConsumer = PThreadMutex<Task<Void, Never>?>(nil)
 
@@ -129,7 +121,7 @@ public actor MomentsStore {
                     for await event in events {
                         guard let self else { return }
                         await self.receive(event, from: bus)
-                        await self.countSharedEvent()
+                        self.configuration.observer?(.sharedEventApplied)
                     }
                 }
             }

@@ -11,15 +11,18 @@ import Testing
         let service: SimulatedService
         let storage = SimulatedSharedStorage(instances: 2)
         let stores: [MomentsStore]
+        let logs = [StoreEventLog(), StoreEventLog()]
 
         init() {
             let service = SimulatedService(server: server)
             let storage = self.storage
             self.service = service
             // One timeline in memory each: a refresh of another user evicts the last.
+            let logs = self.logs
             stores = (0..<2).map { index in
                 MomentsStore(service: service, persistence: storage.view(index), configuration: .init {
                     $0.changeBus = storage.view(index)
+                    $0.observer = logs[index].observer
                     $0.maximumTimelinesInMemory = 1
                 })
             }
@@ -46,7 +49,7 @@ import Testing
             while let target = await storage.instancesWithAnnouncements.first {
                 await storage.deliverNext(to: target)
                 applied[target] += 1
-                await stores[target].waitUntilSharedEventsApplied(applied[target])
+                await logs[target].waitUntilSharedEventsApplied(applied[target])
                 while await !stores[target].isIdle {
                     if await !service.isEmpty {
                         let call = await nextCall()

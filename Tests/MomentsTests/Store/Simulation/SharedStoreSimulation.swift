@@ -53,6 +53,7 @@ struct SharedStoreSimulation {
 
     private struct Instances {
         let stores: [MomentsStore]
+        let logs: [StoreEventLog]
         let storage: SimulatedSharedStorage
         let service: SimulatedService
     }
@@ -67,9 +68,11 @@ struct SharedStoreSimulation {
         // store's: the ordering rule's other branches are taken.
         let tolerance: Duration = Bool.random(using: &generator) ? .zero : .milliseconds(100)
         let capacity = Int.random(in: 2...5, using: &generator)
+        let logs = (0..<count).map { _ in StoreEventLog() }
         let stores = (0..<count).map { index in
             MomentsStore(service: service, persistence: storage.view(index), configuration: .init {
                 $0.changeBus = storage.view(index)
+                $0.observer = logs[index].observer
                 $0.clockSkewTolerance = tolerance
                 $0.maximumTimelinesInMemory = capacity
                 if tracing {
@@ -80,7 +83,7 @@ struct SharedStoreSimulation {
                 }
             })
         }
-        let instances = Instances(stores: stores, storage: storage, service: service)
+        let instances = Instances(stores: stores, logs: logs, storage: storage, service: service)
         trace("\(count) instances, tolerance \(tolerance), capacity \(capacity)")
         var subscribers: [Int: [String: StreamProbe<MomentsDetails>]] = [:]
         var operations: [Task<Void, Never>] = []
@@ -148,7 +151,7 @@ struct SharedStoreSimulation {
         // (on `isLiked` too where it is the viewer's own; a global `isLiked` another
         // user's like changed is known only once the viewer asks again).
         var unsettled = 0
-        for store in stores { unsettled += await store.unsettledRefetches }
+        for log in logs { unsettled += log.unsettledRefetches }
         if await service.lostAnswers == 0, unsettled == 0 {
             failures += await disagreements(instances, users: users, when: "before the final refresh", ignoringIsLiked: model == .global)
         }
@@ -236,7 +239,7 @@ struct SharedStoreSimulation {
     private func signature(_ instances: Instances) async -> [Int] {
         let pending = await instances.service.pending
         var signature = [await instances.service.callsReceived, await instances.storage.operations]
-        for store in instances.stores { signature.append(await store.sharedEventsApplied) }
+        for log in instances.logs { signature.append(log.sharedEventsApplied) }
         return signature + pending.unprocessed + [-1] + pending.answered
     }
 
@@ -248,7 +251,7 @@ struct SharedStoreSimulation {
     /// Whether every instance has applied every event delivered to it.
     private func eventsApplied(_ instances: Instances) async -> Bool {
         let delivered = await instances.storage.delivered
-        for (index, store) in instances.stores.enumerated() where await store.sharedEventsApplied != delivered[index] {
+        for (index, log) in instances.logs.enumerated() where log.sharedEventsApplied != delivered[index] {
             return false
         }
         return true

@@ -36,8 +36,10 @@ struct StoreSimulation {
         let capacity = Int.random(in: 1...4, using: &generator)
         let seed = self.seed
         let model = self.model
+        let events = StoreEventLog()
         let store = MomentsStore(service: service, persistence: persistence, configuration: .init {
             $0.maximumTimelinesInMemory = capacity
+            $0.observer = events.observer
             if tracing {
                 // The store's ordering decisions, beside the schedule's steps.
                 $0.logLevel = .debug
@@ -137,7 +139,7 @@ struct StoreSimulation {
         // refresh), nothing needs a final refresh: the store already agrees (on `isLiked`
         // too where it is the viewer's own; a global `isLiked` another user's like
         // changed is known only once the viewer asks again).
-        if await service.lostAnswers == 0, await store.unsettledRefetches == 0 {
+        if await service.lostAnswers == 0, events.unsettledRefetches == 0 {
             let comparable: (MomentsDetails) -> MomentsDetails = model == .global ? \.withoutIsLiked : { $0 }
             for user in users {
                 guard let held = try? await store.details(for: user).map(comparable) else { continue }
