@@ -29,6 +29,11 @@ final class CurlEventLoop: @unchecked Sendable {
         var added: [CurlTransfer] = []
         var cancelled: [CurlTransfer] = []
         var stopping = false
+        /// Whether the loop's thread has ended and released the multi handle: from then
+        /// on nothing may touch it.
+        var ended = false
+        /// Callers of ``stopAndWait()`` waiting for the thread to end.
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
         /// Whether the loop is (about to be) asleep in `curl_multi_poll`: only then does
         /// a submission need `curl_multi_wakeup` (a system call), and only the first.
         var sleeping = false
@@ -90,33 +95,66 @@ final class CurlEventLoop: @unchecked Sendable {
         thread.start()
     }
 
+    /// Whether the loop's thread has ended.
+    var hasEnded: Bool { inbox.withLock { $0.ended } }
+
     /// Transfers submitted and not yet answered.
     var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
+    /// Hands `transfer` to the loop; once the loop is stopping, answers it at once with
+    /// a failure that sent nothing.
+    ///
+    /// The loop is woken under the inbox's lock, so a wake-up never reaches a multi
+    /// handle the ending loop has released (it takes the lock before releasing it).
     func submit(_ transfer: CurlTransfer) {
-        inFlight.add(1, ordering: .relaxed)
-        let wake = inbox.withLock { inbox in
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inFlight.add(1, ordering: .relaxed)
             inbox.added.append(transfer)
             submissions.add(1, ordering: .releasing)
-            return inbox.takeWakeUp()
+            if inbox.takeWakeUp() { curl_multi_wakeup(multi) }
+            return true
         }
-        if wake { curl_multi_wakeup(multi) }
+        if !accepted {
+            _ = transfer.finish(.failure(.transportFailure(TransportFailure(kind: .requestNotSent, message: "the transport was shut down"))))
+        }
     }
 
     /// Asks the loop to abandon `transfer` (already answered by the caller's side).
     func cancel(_ transfer: CurlTransfer) {
-        let wake = inbox.withLock { inbox in
+        inbox.withLock { inbox in
+            guard !inbox.stopping else { return }  // the ending loop answers it
             inbox.cancelled.append(transfer)
-            return inbox.takeWakeUp()
+            if inbox.takeWakeUp() { curl_multi_wakeup(multi) }
         }
-        if wake { curl_multi_wakeup(multi) }
     }
 
     /// Ends the loop; transfers still running are answered as cancelled.
     func stop() {
-        inbox.withLock { $0.stopping = true }
-        submissions.add(1, ordering: .releasing)
-        curl_multi_wakeup(multi)
+        inbox.withLock { inbox in
+            guard !inbox.stopping else { return }
+            inbox.stopping = true
+            submissions.add(1, ordering: .releasing)
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    /// Ends the loop (as ``stop()``) and returns once its thread has ended: every
+    /// transfer answered, every connection closed, the multi handle released.
+    func stopAndWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = inbox.withLock { inbox -> Bool in
+                guard !inbox.ended else { return true }
+                inbox.endWaiters.append(continuation)
+                if !inbox.stopping {
+                    inbox.stopping = true
+                    submissions.add(1, ordering: .releasing)
+                    curl_multi_wakeup(multi)
+                }
+                return false
+            }
+            if ended { continuation.resume() }
+        }
     }
 
     // MARK: The loop's thread
@@ -169,7 +207,13 @@ final class CurlEventLoop: @unchecked Sendable {
         waiting.removeAll()
         for handle in idleHandles { handle.close() }
         idleHandles.removeAll()
+        let waiters = inbox.withLock { inbox in
+            inbox.ended = true
+            defer { inbox.endWaiters = [] }
+            return inbox.endWaiters
+        }
         curl_multi_cleanup(multi)
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Starts `transfer` if its origin (and the transport) has a free slot; otherwise it

@@ -21,7 +21,7 @@ public import MomentsHTTP
 ///   with separate transports share no connection, cache or state.
 ///
 /// Create one transport per process (or per tenant) and keep it: its connections are
-/// reused for its whole life. Its thread ends when the transport is released.
+/// reused for its whole life. Its thread ends at ``shutdown()``, or when the transport is released.
 public final class CurlTransport: HTTPTransport {
     private let loop: CurlEventLoop
     private let bodyMemory: BodyMemoryPool?
@@ -41,6 +41,17 @@ public final class CurlTransport: HTTPTransport {
     deinit {
         loop.stop()
     }
+
+    /// Ends the transport: requests still in flight fail as cancelled, later ones fail
+    /// at once without being sent, and when it returns the event loop's thread has
+    /// ended and every connection is closed. Idempotent. `HTTPClient/shutdown(gracePeriod:)`
+    /// calls it once its own requests have ended.
+    public func shutdown() async {
+        await loop.stopAndWait()
+    }
+
+    /// Whether the event loop's thread has ended (after ``shutdown()``), for tests.
+    package var hasEnded: Bool { loop.hasEnded }
 
     /// The requests this transport has submitted and not yet answered (for diagnostics
     /// and leak checks). A cancelled request counts until its loop has let it go.

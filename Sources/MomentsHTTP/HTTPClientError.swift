@@ -54,6 +54,9 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         /// Too many requests were waiting already (see
         /// `HTTPClient.Configuration.maximumQueuedRequests`); nothing was sent.
         public static let overloaded = Code("overloaded")
+        /// The client was shut down (`HTTPClient.shutdown(gracePeriod:)`) before the
+        /// request was sent; nothing was sent.
+        public static let shutDown = Code("shut down")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }
@@ -167,6 +170,11 @@ extension HTTPClientError {
     /// The request was cancelled.
     public static func cancelled() -> HTTPClientError {
         HTTPClientError(code: .cancelled, reason: "the request was cancelled")
+    }
+
+    /// The client was shut down before the request was sent.
+    public static func shutDown() -> HTTPClientError {
+        HTTPClientError(code: .shutDown, reason: "the client is shut down; nothing was sent")
     }
 
     /// The request was rejected before anything was sent.

@@ -51,4 +51,17 @@
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the server's answer.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
+
+    /// Ends the transport: what it still has in flight fails, later requests fail
+    /// without being sent, and when it returns its threads have ended and its
+    /// connections are closed. Idempotent. `HTTPClient.shutdown(gracePeriod:)` calls it
+    /// once the client's own requests have ended.
+    ///
+    /// The default does nothing: for a transport that holds nothing open.
+    func shutdown() async
+}
+
+extension HTTPTransport {
+    /// The default: nothing to end.
+    public func shutdown() async {}
 }

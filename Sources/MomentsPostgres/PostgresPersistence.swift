@@ -1,6 +1,7 @@
 public import Moments
 import MomentsNetworking
 import Foundation
+import MomentsSupport
 public import MomentsObservability
 
 /// Timelines kept in a PostgreSQL database that several instances of a service share,
@@ -90,6 +91,8 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
 
     private let pool: PostgresPool
     let listener: PostgresChangeListener
+    /// Set by ``close()``.
+    private let closed = PThreadMutex(false)
 
     /// Connects, creates or migrates the schema, and starts listening for other
     /// instances' changes (on a connection and thread of its own), so every change
@@ -123,6 +126,15 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
 
     deinit {
         listener.stop()
+    }
+
+    /// Stops listening for other instances' changes (every ``sharedChanges()`` stream
+    /// ends) and closes every connection, each once the call running on it has ended;
+    /// every later call throws ``PersistenceError/Code-swift.struct/closed``. Idempotent.
+    public func close() async {
+        closed.withLock { $0 = true }
+        listener.stop()
+        await pool.close()
     }
 
     /// How many times the change feed's connection was lost and restored.
@@ -226,6 +238,9 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
     /// Runs `body` on a pooled connection, retried once if the connection was lost or
     /// the server asked for a retry (deadlock, serialization failure).
     func run<T: Sendable>(userID: String?, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        guard !closed.withLock({ $0 }) else {
+            throw PersistenceError(code: .closed, location: location, userID: userID, reason: "the persistence was closed")
+        }
         do {
             do {
                 return try await pool.run(retry: true, body)

@@ -9,12 +9,20 @@ final class PostgresPool: Sendable {
     }
 
     private let state: PThreadMutex<State>
+    private let sessions: [PostgresSession]
 
     init(connectionString: String, size: Int, answerTimeout: Duration = .seconds(10)) {
         let sessions = (0..<max(1, size)).map {
             PostgresSession(connectionString: connectionString, name: "MomentsPostgres-\($0)", answerTimeout: answerTimeout)
         }
+        self.sessions = sessions
         state = PThreadMutex(State(idle: sessions))
+    }
+
+    /// Closes every session's connection, each once the call running on it has ended;
+    /// later calls fail with `connectionFailed`.
+    func close() async {
+        for session in sessions { await session.close() }
     }
 
     /// Runs `body` on a free session's connection (see ``PostgresSession/run(retry:_:)``).

@@ -9,6 +9,8 @@ actor PostgresSession {
     private let connectionString: String
     private let answerTimeout: Duration
     private var connection: PostgresConnection?
+    /// Set by ``close()``: no connection is opened again.
+    private var isClosed = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -39,7 +41,14 @@ actor PostgresSession {
         }
     }
 
+    /// Closes the connection, after any call running on it, for good.
+    func close() {
+        isClosed = true
+        connection = nil
+    }
+
     private func open() throws -> PostgresConnection {
+        guard !isClosed else { throw PostgresError(kind: .connectionFailed, message: "the connection pool was closed") }
         if let connection, connection.isOpen { return connection }
         connection = nil
         let opened = try PostgresConnection(connectionString: connectionString)

@@ -11,6 +11,8 @@ final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Whether ``close()`` ran: the handle is gone, and nothing may use it.
+    private(set) var isClosed = false
 
     /// How a connection may use its file.
     enum Access {
@@ -58,6 +60,14 @@ final class SQLiteConnection {
     }
 
     deinit {
+        close()
+    }
+
+    /// Finalizes the statements and closes the connection (its file and locks); its
+    /// owner must use it no more. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         for statement in statements.values { statement.finalize() }
         statements.removeAll()
         sqlite3_close_v2(handle)

@@ -130,6 +130,13 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// Closes the database: its connection, file and locks are released, and every
+    /// later call throws ``PersistenceError/Code-swift.struct/closed``. The thread of
+    /// its executor ends when the persistence is released. Idempotent.
+    public func close() {
+        connection.close()
+    }
+
     deinit {
         executor.shutDown()
     }
@@ -295,6 +302,9 @@ public actor SQLitePersistence: MomentsPersistence {
     // MARK: - Errors
 
     private func run<T>(userID: String?, _ body: () throws -> T) throws -> T {
+        guard !connection.isClosed else {
+            throw PersistenceError(code: .closed, location: path, userID: userID, reason: "the store was closed")
+        }
         do {
             return try body()
         } catch let error as SQLiteError {

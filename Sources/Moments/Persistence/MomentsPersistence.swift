@@ -46,11 +46,24 @@ public protocol MomentsPersistence: Sendable {
     ///
     /// The default is `false`.
     var keepsConfirmationIntervals: Bool { get }
+
+    /// Releases what the persistence holds open (connections, files, locks, listeners);
+    /// a persistence that released something throws
+    /// ``PersistenceError/Code-swift.struct/closed`` from every later call.
+    /// ``MomentsStore/shutdown(gracePeriod:)`` calls it once its last write has ended.
+    /// Idempotent.
+    ///
+    /// The default does nothing: for a persistence that holds nothing open between
+    /// calls (``InMemoryPersistence``, ``JSONFilePersistence``).
+    func close() async
 }
 
 extension MomentsPersistence {
     /// The default: `false`, the interval is not kept.
     public var keepsConfirmationIntervals: Bool { false }
+
+    /// The default: nothing to release.
+    public func close() async {}
 
     /// Saves `details` as `userID`'s timeline, with each of its moments.
     public func save(_ details: MomentsDetails, for userID: String) async throws {

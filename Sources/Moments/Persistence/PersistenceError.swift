@@ -26,6 +26,9 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         /// The connection to the database server was lost during the operation (after
         /// one retry where retrying was safe); whether a write committed is unknown.
         public static let connectionLost = Code("connection lost")
+        /// The persistence was closed (``MomentsPersistence/close()``): it reads and
+        /// writes nothing more.
+        public static let closed = Code("closed")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }

@@ -39,6 +39,7 @@ extension MomentsStore {
         let waiters = activity.idleWaiters
         activity.idleWaiters = []
         for waiter in waiters { waiter.resume() }
+        endDrainWait()
     }
 
     /// A debug record of an ordering decision, built only if a log handler is set and

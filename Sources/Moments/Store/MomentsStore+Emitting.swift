@@ -33,6 +33,7 @@ extension MomentsStore {
             do {
                 _ = try await refresh(userID: userID)
             } catch {
+                guard lifecycle.isRunning else { return }  // shutting down: nothing more is settled
                 log(.warning, "the refetch to settle answers failed; the next refresh will", userID: userID, error: error)
                 configuration.observer?(.refetchToSettleFailed(userID: userID))
                 return

@@ -20,8 +20,11 @@ extension MomentsStore {
     ///   if the calling task is cancelled (wherever the cancellation lands: the change is
     ///   taken back unless the server's answer already came); a ``PersistenceError`` if
     ///   the confirmed state could not be persisted (it is still applied and emitted).
+    ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
+    ///   has begun.
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
+        try checkRunning(userID)
         guard instruments.isTracing else { return try await setLikeMappingCancellation(isLiked, momentID: momentID, userID: userID) }
         return try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))

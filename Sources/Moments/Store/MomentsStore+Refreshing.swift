@@ -28,8 +28,11 @@ extension MomentsStore {
     ///   calling task is cancelled; the streams and the persisted state then keep the
     ///   last good state. A ``PersistenceError`` if the answer could not be persisted (it
     ///   is still applied and emitted, and persisted with the next write).
+    ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
+    ///   has begun.
     @discardableResult
     public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
+        try checkRunning(userID)
         guard instruments.isTracing else { return try await sharedRefresh(userID, cachePolicy: cachePolicy) }
         return try await TraceContext.span("moments.store.refresh", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))

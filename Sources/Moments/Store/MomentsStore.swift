@@ -93,8 +93,15 @@ public actor MomentsStore {
     /// Work in flight, for ``idle()`` (see ``ActivityCount``).
     var activity = ActivityCount()
 
+    /// Taking calls, draining them, or shut down (see ``shutdown(gracePeriod:)``).
+    var lifecycle = StoreLifecycle.running
+    /// The shutdown waiting for calls in flight to end.
+    var drainWait: CheckedContinuation<Void, Never>?
+    /// Callers of ``run()``, waiting for their cancellation or a shutdown.
+    var runWaiters: [CheckedContinuation<Void, Never>] = []
+
     /// Consumes the change bus, if one is configured; cancelled with the store.
-    private nonisolated let busConsumer = PThreadMutex<Task<Void, Never>?>(nil)
+    nonisolated let busConsumer = PThreadMutex<Task<Void, Never>?>(nil)
 
     /// Creates a store.
     /// - Parameters:
@@ -144,6 +151,13 @@ public actor MomentsStore {
     /// its resources are released, when the consuming task is cancelled or the stream is
     /// dropped. Nothing is emitted before a first timeline exists.
     public func updates(for userID: String) -> AsyncStream<MomentsDetails> {
+        guard lifecycle.isRunning else {
+            let current = state.displayedTimeline(userID)
+            return AsyncStream { continuation in
+                if let current { continuation.yield(current) }
+                continuation.finish()
+            }
+        }
         let (stream, mailbox) = snapshots.subscribe(userID)
         if let current = state.displayedTimeline(userID) {
             mailbox.deliver(current)
@@ -182,8 +196,11 @@ public actor MomentsStore {
     /// `userID`'s timeline as subscribers see it, from memory or persistence; `nil` if the
     /// store has none.
     ///
-    /// - Throws: ``PersistenceError`` if the persisted timeline cannot be read.
+    /// - Throws: ``PersistenceError`` if the persisted timeline cannot be read;
+    ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
+    ///   has begun.
     public func details(for userID: String) async throws -> MomentsDetails? {
+        try checkRunning(userID)
         _ = try await loadIfNeeded(userID)
         return state.displayedTimeline(userID)
     }

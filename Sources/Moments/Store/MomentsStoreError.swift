@@ -1,4 +1,4 @@
-/// Why ``MomentsStore`` refused an answer of its service.
+/// Why ``MomentsStore`` refused an answer of its service, or a call.
 ///
 /// Nothing of a refused answer is applied, persisted or emitted.
 public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -11,6 +11,9 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
         public static let duplicateMomentID = Code("duplicate moment id")
         /// The service ended a refresh without any answer.
         public static let noAnswer = Code("no answer")
+        /// The store is shutting down or shut down (see ``MomentsStore/shutdown(gracePeriod:)``):
+        /// it takes no new call, and a call it could not finish in time persists nothing.
+        public static let shutDown = Code("shut down")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }
@@ -37,6 +40,8 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
             "the service's answer for user \(userID.debugDescription) lists moment \(momentID.debugDescription) twice; it was refused"
         case .noAnswer:
             "the service ended the refresh of user \(userID.debugDescription) without an answer"
+        case .shutDown:
+            "the store is shut down: it takes no new call, and persists and streams nothing more" + (userID.isEmpty ? "" : " (user \(userID.debugDescription))")
         default:
             "MomentsStoreError.\(code) (user \(userID.debugDescription), moment \(momentID.debugDescription))"
         }

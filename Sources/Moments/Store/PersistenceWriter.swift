@@ -16,6 +16,8 @@ final class PersistenceWriter: Sendable {
         var backlog = PersistenceBatch()
         var nextTicket: UInt64 = 0
         var isWriting = false
+        /// Set by ``close()``: nothing more is written.
+        var isClosed = false
         var outcomes: [UInt64: Result<Void, any Error>] = [:]
         var waiters: [UInt64: Waiter] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -53,6 +55,8 @@ final class PersistenceWriter: Sendable {
     struct Ticket {
         let number: UInt64
         fileprivate let firstWrite: PersistenceBatch?
+        /// The writer was closed: the batch was not queued.
+        fileprivate var isRefused = false
     }
 
     /// Queues `batch` behind every batch queued before it. The caller must then
@@ -62,6 +66,7 @@ final class PersistenceWriter: Sendable {
     func enqueue(_ batch: PersistenceBatch) -> Ticket? {
         guard !batch.isEmpty else { return nil }
         return state.withLock { state in
+            guard !state.isClosed else { return Ticket(number: 0, firstWrite: nil, isRefused: true) }
             state.nextTicket += 1
             guard !state.isWriting else {
                 if state.pending.isEmpty { state.pending = batch } else { state.pending.merge(batch) }
@@ -81,9 +86,11 @@ final class PersistenceWriter: Sendable {
     /// Writes the ticket's batch and then the queue if the ticket says so, else waits
     /// until the write holding the ticket's batch ends. It runs on the caller's executor.
     ///
-    /// - Throws: the persistence's error if that write failed.
+    /// - Throws: the persistence's error if that write failed;
+    ///   ``MomentsStoreError/Code-swift.struct/shutDown`` if the writer was closed first.
     nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
+        if ticket.isRefused { throw MomentsStoreError(code: .shutDown, userID: "", momentID: "") }
         guard let write = ticket.firstWrite else { return try await waitForTurn(ticket) }
         // The ticket's batch is written here, and then what was queued meanwhile (its
         // outcome is the batch's own write's).
@@ -123,6 +130,13 @@ final class PersistenceWriter: Sendable {
             }
             if isIdle { continuation.resume() }
         }
+    }
+
+    /// Refuses every batch from now on (each waiter of one is told
+    /// ``MomentsStoreError/Code-swift.struct/shutDown``); batches queued before go on
+    /// being written. Call ``idle()`` after it to wait for them.
+    func close() {
+        state.withLock { $0.isClosed = true }
     }
 
     /// Whether a write is queued or running.

@@ -81,6 +81,7 @@ extension HTTPClient {
         latestWinsKey: String?, groups: Set<String>,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
+        if inFlight.isClosed { throw HTTPClientError.shutDown() }
         let task = Task.immediate { try await operation() }
         let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { task.cancel() }
         defer { inFlight.unregister(id, latestWinsKey: latestWinsKey, groups: groups) }

@@ -120,6 +120,31 @@ public actor HTTPClient {
         return try await resolve(request, httpRequest, options: options, policy: options.cachePolicy ?? configuration.cachePolicy, started: started)
     }
 
+    /// Shuts the client down gracefully; returns once it is shut down.
+    ///
+    /// From the moment it is called, every new call fails with
+    /// `HTTPClientError.Code.shutDown` and sends nothing. Requests in flight are let
+    /// finish for at most `gracePeriod` on the configuration's clock; those still in
+    /// flight then are cancelled (each fails with `HTTPClientError.Code.cancelled`).
+    /// Then the transport is shut down (``HTTPTransport/shutdown()``): when this returns,
+    /// `CurlTransport`'s thread has ended and its connections are closed. Idempotent and
+    /// safe from any task: a second call waits for the first to end.
+    ///
+    /// A client shared by several owners (a store's service and other callers) is shut
+    /// down by the last of them, after the others.
+    public nonisolated func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        guard await inFlight.beginClosing() else { return }
+        if await !inFlight.waitUntilEmpty(until: clock.now + gracePeriod, on: clock) {
+            inFlight.cancelAll()
+            _ = await inFlight.waitUntilEmpty(until: nil, on: clock)
+        }
+        await transport.shutdown()
+        inFlight.finishClosing()
+    }
+
+    /// Whether ``shutdown(gracePeriod:)`` has begun (for tests).
+    package nonisolated var isShuttingDown: Bool { inFlight.isClosed }
+
     /// Cancels every request of this client in flight; each fails with
     /// `HTTPClientError.Code.cancelled`.
     public nonisolated func cancelAll() {

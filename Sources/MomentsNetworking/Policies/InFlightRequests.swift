@@ -1,13 +1,34 @@
 import MomentsSupport
+import MomentsHTTP
 
 /// The requests a client has in flight, so ``HTTPClient/cancelAll()`` can cancel them and
 /// a latest-wins request can cancel the one it replaces.
 final class InFlightRequests: Sendable {
+    /// Where the client is in its life (see ``HTTPClient/shutdown(gracePeriod:)``).
+    enum Phase {
+        /// Taking requests.
+        case open
+        /// Shutting down: no new request; later callers of the shutdown wait here.
+        case closing(shutdownWaiters: [CheckedContinuation<Bool, Never>])
+        /// Shut down.
+        case closed
+    }
+
     private struct State {
         var nextID = 0
         var cancellers: [Int: @Sendable () -> Void] = [:]
         var latest: [String: Int] = [:]
         var members: [String: Set<Int>] = [:]
+        var phase = Phase.open
+        /// Waiters for the last request to end.
+        var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID = 0
+
+        mutating func takeEmptyWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard cancellers.isEmpty, !emptyWaiters.isEmpty else { return [] }
+            defer { emptyWaiters = [:] }
+            return Array(emptyWaiters.values)
+        }
     }
 
     private let state = PThreadMutex(State())
@@ -32,14 +53,80 @@ final class InFlightRequests: Sendable {
     }
 
     func unregister(_ id: Int, latestWinsKey: String?, groups: Set<String> = []) {
-        state.withLock { state in
+        let empty = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.cancellers[id] = nil
+            defer { if let latestWinsKey, state.latest[latestWinsKey] == id { state.latest[latestWinsKey] = nil } }
             for group in groups {
                 state.members[group]?.remove(id)
                 if state.members[group]?.isEmpty == true { state.members[group] = nil }
             }
-            if let latestWinsKey, state.latest[latestWinsKey] == id { state.latest[latestWinsKey] = nil }
+            return state.takeEmptyWaiters()
         }
+        for waiter in empty { waiter.resume() }
+    }
+
+    // MARK: Shutting down
+
+    /// Whether the client takes requests no more.
+    var isClosed: Bool {
+        state.withLock { state in
+            if case .open = state.phase { return false }
+            return true
+        }
+    }
+
+    /// Stops taking requests. Returns `true` for the first caller, who shuts the client
+    /// down and then calls ``finishClosing()``; a later caller waits here until then and
+    /// gets `false`.
+    func beginClosing() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let first = state.withLock { state -> Bool? in
+                switch state.phase {
+                case .open:
+                    state.phase = .closing(shutdownWaiters: [])
+                    return true
+                case .closing(let waiters):
+                    state.phase = .closing(shutdownWaiters: waiters + [continuation])
+                    return nil
+                case .closed:
+                    return false
+                }
+            }
+            if let first { continuation.resume(returning: first) }
+        }
+    }
+
+    /// Ends the shutdown: its later callers return.
+    func finishClosing() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            defer { state.phase = .closed }
+            if case .closing(let waiters) = state.phase { return waiters }
+            return []
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
+    }
+
+    /// Returns once no request is in flight, or at `deadline` on `clock` (if any);
+    /// returns whether none is.
+    func waitUntilEmpty(until deadline: ContinuousClock.Instant?, on clock: any MomentsClock) async -> Bool {
+        let wakeUp = PThreadMutex<ClockWakeUp?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiterID = state.withLock { state -> Int? in
+                guard !state.cancellers.isEmpty else { return nil }
+                state.nextWaiterID += 1
+                state.emptyWaiters[state.nextWaiterID] = continuation
+                return state.nextWaiterID
+            }
+            guard let waiterID else { return continuation.resume() }
+            // Armed once the waiter is registered: an expiry finds it, or finds it gone.
+            guard let deadline else { return }
+            let armed = clock.wake(at: deadline) { [self] in
+                state.withLock { $0.emptyWaiters.removeValue(forKey: waiterID) }?.resume()
+            }
+            wakeUp.withLock { $0 = armed }
+        }
+        wakeUp.withLock { $0?.cancel() }
+        return count == 0
     }
 
     func cancelAll() {

@@ -63,6 +63,9 @@ public final class URLSessionTransport: HTTPTransport {
     /// The serial queue behind the delegate's `OperationQueue`; `underlyingQueue` does not
     /// retain it, so the transport must.
     private let delegateDispatchQueue = DispatchQueue(label: "MomentsNetworking.URLSessionTransport.delegate")
+    /// Set by ``shutdown()``; held while a task is made, so no task is ever made on an
+    /// invalidated session.
+    private let isShutDown = PThreadMutex(false)
 
     /// Creates a transport with its own session.
     public init(configuration: Configuration = Configuration()) {
@@ -87,6 +90,19 @@ public final class URLSessionTransport: HTTPTransport {
     deinit {
         session.finishTasksAndInvalidate()
         singleUseSession.withLock { $0?.finishTasksAndInvalidate() }
+    }
+
+    /// Ends the transport: requests still in flight fail as cancelled, later ones fail
+    /// at once without being sent, and its sessions are invalidated, closing their
+    /// connections. Idempotent.
+    public func shutdown() async {
+        let first = isShutDown.withLock { isShutDown -> Bool in
+            defer { isShutDown = true }
+            return !isShutDown
+        }
+        guard first else { return }
+        session.invalidateAndCancel()
+        singleUseSession.withLock { $0?.invalidateAndCancel() }
     }
 
     /// The session `request` goes on.
@@ -137,7 +153,10 @@ public final class URLSessionTransport: HTTPTransport {
             sent.streamedBody = nil
         }
         if !request.isRepeatable { sent.headers["Connection"] = "close" }
-        let task = session(for: request).dataTask(with: Self.makeURLRequest(sent))
+        let urlRequest = Self.makeURLRequest(sent)
+        guard let task = isShutDown.withLock({ isShutDown in isShutDown ? nil : session(for: request).dataTask(with: urlRequest) }) else {
+            throw HTTPClientError.transportFailure(TransportFailure(kind: .requestNotSent, message: "the transport was shut down"))
+        }
         let progress = TransferProgressReporter.current
         progress?.begin(expectedToSend: request.bodyLength)
         let exchange = URLSessionExchange(

@@ -39,15 +39,16 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     }
 
     /// Ends the stream: a waiting consumer gets `nil` now, a busy one at its next call;
-    /// a value still waiting is dropped.
-    func finish() {
+    /// a value still waiting is dropped, unless `keepingLast`: then the consumer takes it
+    /// first (a waiting consumer has none waiting).
+    func finish(keepingLast: Bool = false) {
         let (waiter, dropped) = state.withLock { state -> (Waiter?, Value?) in
             state.isFinished = true
             defer {
                 state.waiter = nil
-                state.pending = nil
+                if !keepingLast { state.pending = nil }
             }
-            return (state.waiter, state.pending)
+            return (state.waiter, keepingLast ? nil : state.pending)
         }
         waiter?.resume(returning: nil)
         _ = consume dropped

@@ -118,12 +118,13 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         state.withLock { $0.byUser[userID] != nil }
     }
 
-    /// Ends every stream.
-    func finishAll() {
+    /// Ends every stream; with `keepingLast`, each consumer first takes the value
+    /// still waiting for it.
+    func finishAll(keepingLast: Bool = false) {
         let all = state.withLock { state in
             defer { state.byUser.removeAll() }
             return state.byUser.values.flatMap(\.mailboxes)
         }
-        for mailbox in all { mailbox.finish() }
+        for mailbox in all { mailbox.finish(keepingLast: keepingLast) }
     }
 }
