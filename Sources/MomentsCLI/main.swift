@@ -1,4 +1,5 @@
 import MomentsCommandLine
 
-Interrupts.installOnce()
-Interrupts.exit(withStatus: await MomentsCommandLine.run(Array(CommandLine.arguments.dropFirst())))
+let arguments = Array(CommandLine.arguments.dropFirst())
+Interrupts.installOnce(stoppingGracefully: MomentsCommandLine.stopsGracefully(arguments))
+Interrupts.exit(withStatus: await MomentsCommandLine.run(arguments))

@@ -15,6 +15,10 @@ struct ParsedArguments: Equatable {
 struct CommandSpec: Sendable {
     enum Name: String, CaseIterable, Sendable {
         case demo, timeline, like, unlike, watch, cacheClear = "cache clear", help
+
+        /// Whether an interrupt stops the command gracefully, and it then succeeds: a
+        /// command that runs until interrupted, and the demo.
+        var stopsGracefully: Bool { self == .watch || self == .demo }
     }
 
     let name: Name

@@ -99,4 +99,13 @@ struct Connection {
             $0.metrics = Observing.current.metrics
         })
     }
+
+    /// Shuts the store down (its last writes finished, its streams ended, its storage
+    /// closed), then the client: within a second, as a command stopped by an interrupt
+    /// must be.
+    func shutdown() async {
+        await store.shutdown(gracePeriod: .milliseconds(500))
+        await client.shutdown(gracePeriod: .milliseconds(250))
+    }
+
 }

@@ -38,7 +38,20 @@ struct DemoCommand {
         }
         let service = GraphQLMomentsService(client: client)
         let store = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+        // However the story ends (an interrupt cancels it), the store finishes its writes
+        // and closes the file, and the client ends its connections.
+        do {
+            try await tell(bff: bff, store: store, service: service, path: path)
+        } catch {
+            await store.shutdown(gracePeriod: .milliseconds(500))
+            await client.shutdown(gracePeriod: .milliseconds(250))
+            throw error
+        }
+        await client.shutdown(gracePeriod: .milliseconds(250))
+    }
 
+    /// The story: fetch, subscribe, like and unlike, stop the BFF, serve offline.
+    private func tell(bff: ReferenceBFFProcess, store: MomentsStore, service: GraphQLMomentsService, path: String) async throws {
         console.line("▶ Fetching user \(user)'s timeline into the SQLite store \(path)")
         let fetched = try await store.refresh(userID: user)
         TimelineFormatter.text(fetched).forEach(console.line)
@@ -64,6 +77,7 @@ struct DemoCommand {
         try await likeAndUnlike(target, in: store, watching: updates)
         let finalState = try await store.details(for: user)
 
+        await store.shutdown()
         console.line("▶ Stopping the BFF")
         bff.stop()
 
@@ -93,6 +107,16 @@ struct DemoCommand {
     private func serveOffline(from path: String, service: GraphQLMomentsService, expecting finalState: MomentsDetails?) async throws {
         console.line("▶ Opening a fresh store on \(path) with the BFF down")
         let offlineStore = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+        do {
+            try await serveOffline(from: offlineStore, path: path, expecting: finalState)
+        } catch {
+            await offlineStore.shutdown(gracePeriod: .milliseconds(500))
+            throw error
+        }
+        await offlineStore.shutdown()
+    }
+
+    private func serveOffline(from offlineStore: MomentsStore, path: String, expecting finalState: MomentsDetails?) async throws {
         guard let offline = try await offlineStore.details(for: user) else {
             throw CommandFailure("the stored timeline is missing after the restart")
         }
@@ -132,7 +156,7 @@ final class UpdateLog: Sendable {
     func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [(Moment, MomentChange.Phase)] {
         let deadline = ContinuousClock.now + timeout
         while self.count < count, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            do { try await Task.sleep(for: .milliseconds(5)) } catch { break }
         }
         return values.withLock { $0 }
     }

@@ -1,19 +1,55 @@
 import Foundation
 import Synchronization
 
-/// Runs clean-up work when the process is interrupted (SIGINT, SIGTERM), then exits
-/// with 130 or 143.
+/// What the process does when it is interrupted (SIGINT, SIGTERM).
 ///
 /// From ``installOnce()`` on, no signal is lost or ignored: a signal handler writes the
 /// signal's number into a pipe (the only work it may do safely), and a thread of its
-/// own reads the pipe, runs every registered clean-up, and exits. The handler also
-/// records the signal at once, so a command failing because of the interruption (its
-/// BFF stopped under it) exits with the interrupt's status, silently.
+/// own reads the pipe. The handler also records the signal at once.
+///
+/// - A command that stops gracefully (``stopGracefully(_:)``: `watch`, `demo`) is asked
+///   to stop; it shuts its store and client down and returns, and the process exits
+///   with the command's own status. If it has not returned within ``gracefulDeadline``,
+///   the clean-ups run and the process exits with 130 or 143.
+/// - Otherwise every registered clean-up runs and the process exits with 130 (SIGINT)
+///   or 143 (SIGTERM); a command failing because of the interruption (its BFF stopped
+///   under it) exits with that status, silently.
 public enum Interrupts {
     private static let handlers = Mutex<[Int: @Sendable () -> Void]>([:])
+    private static let stoppers = Mutex<[Int: @Sendable () -> Void]>([:])
     private static let counter = Mutex(0)
     private static let installed = Mutex(false)
     fileprivate static let received = Atomic<Int32>(0)
+    /// Whether the interrupt was handed to a graceful stop.
+    private static let stoppingGracefully = Atomic<Bool>(false)
+    /// Whether the command stops gracefully, though it may not have registered its stop
+    /// yet: an interrupt before it does is handed to it when it does.
+    private static let expectsGracefulStop = Atomic<Bool>(false)
+
+    /// How long a command stopping gracefully has before the process exits anyway.
+    static let gracefulDeadline: Duration = .seconds(3)
+
+    /// Registers `stop`, which must make the running command return soon (it cancels
+    /// the command's task); while one is registered, an interrupt stops the command
+    /// gracefully instead of exiting. Returns a token to remove it with.
+    static func stopGracefully(_ stop: @escaping @Sendable () -> Void) -> Int {
+        installOnce()
+        let id = counter.withLock { $0 += 1; return $0 }
+        let alreadyInterrupted = stoppers.withLock { stoppers -> Bool in
+            stoppers[id] = stop
+            return stoppingGracefully.load(ordering: .acquiring)
+        }
+        if alreadyInterrupted { stop() }
+        return id
+    }
+
+    static func removeStop(_ id: Int) {
+        _ = stoppers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Whether an interrupt was handed to a graceful stop: the command ends with its
+    /// own status.
+    static var isStoppingGracefully: Bool { stoppingGracefully.load(ordering: .acquiring) }
 
     /// Registers `cleanup`; returns a token to remove it with.
     static func onInterrupt(_ cleanup: @escaping @Sendable () -> Void) -> Int {
@@ -38,7 +74,16 @@ public enum Interrupts {
         signal == SIGINT ? 130 : 143
     }
 
-    /// Starts catching SIGINT and SIGTERM. Call it first thing in `main`.
+    /// Starts catching SIGINT and SIGTERM. Call it first thing in `main`, saying whether
+    /// the command line's command stops gracefully
+    /// (``MomentsCommandLine/stopsGracefully(_:)``): then an interrupt that comes before
+    /// the command is ready to stop is handed to it once it is.
+    public static func installOnce(stoppingGracefully: Bool) {
+        if stoppingGracefully { expectsGracefulStop.store(true, ordering: .releasing) }
+        installOnce()
+    }
+
+    /// Starts catching SIGINT and SIGTERM.
     public static func installOnce() {
         installed.withLock { installed in
             guard !installed else { return }
@@ -51,6 +96,19 @@ public enum Interrupts {
             let thread = Thread {
                 var byte: UInt8 = 0
                 while read(reader, &byte, 1) != 1 {}
+                let graceful = stoppers.withLock { stoppers -> [@Sendable () -> Void]? in
+                    guard !stoppers.isEmpty || expectsGracefulStop.load(ordering: .acquiring) else { return nil }
+                    stoppingGracefully.store(true, ordering: .releasing)
+                    return Array(stoppers.values)
+                }
+                if let graceful {
+                    for stop in graceful { stop() }
+                    // The command returns and the process exits; if not in time, it is ended.
+                    let deadline = gracefulDeadline.components
+                    var pause = timespec(tv_sec: Int(deadline.seconds), tv_nsec: Int(deadline.attoseconds / 1_000_000_000))
+                    var left = timespec()
+                    while nanosleep(&pause, &left) != 0 { pause = left }
+                }
                 let cleanups = handlers.withLock { Array($0.values) }
                 for cleanup in cleanups { cleanup() }
                 Foundation.exit(status(for: Int32(byte)))
@@ -67,10 +125,11 @@ public enum Interrupts {
         }
     }
 
-    /// Ends the process with `status`, unless it was interrupted: then the clean-up
-    /// thread ends it, with the interrupt's status, once clean-up is done.
+    /// Ends the process with `status`, unless it was interrupted and not stopped
+    /// gracefully: then the clean-up thread ends it, with the interrupt's status, once
+    /// clean-up is done.
     public static func exit(withStatus status: Int32) -> Never {
-        if signal != nil {
+        if signal != nil, !isStoppingGracefully {
             while true { pause() }
         }
         Foundation.exit(status)

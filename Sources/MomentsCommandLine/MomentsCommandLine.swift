@@ -15,6 +15,13 @@ public enum MomentsCommandLine {
         return await run(arguments, environment: ProcessInfo.processInfo.environment, console: Console())
     }
 
+    /// Whether the command of `arguments` (without the program name) stops gracefully
+    /// when interrupted (`watch`, `demo`), for ``Interrupts/installOnce(stoppingGracefully:)``.
+    public static func stopsGracefully(_ arguments: [String]) -> Bool {
+        guard let first = arguments.first, let name = CommandSpec.Name(rawValue: first) else { return false }
+        return name.stopsGracefully && !arguments.contains("--help") && !arguments.contains("-h")
+    }
+
     /// The tool's version (see CHANGELOG.md).
     static let version = "0.1.0"
 
@@ -46,7 +53,11 @@ public enum MomentsCommandLine {
         do {
             try await Observing.$current.withValue(observing) {
                 try await TraceContext.withValue(observing.trace) {
-                    try await perform(parsed, environment: environment, console: console)
+                    if parsed.command.stopsGracefully {
+                        try await performStoppingGracefully(parsed, environment: environment, console: console)
+                    } else {
+                        try await perform(parsed, environment: environment, console: console)
+                    }
                 }
             }
             return 0
@@ -78,6 +89,20 @@ public enum MomentsCommandLine {
             return help(for: [first], console: console)
         }
         return nil
+    }
+
+    /// Runs a command that an interrupt stops gracefully (`watch`, `demo`): in a task
+    /// the interrupt cancels, so the command shuts its store and client down and
+    /// returns; stopped so, it succeeds.
+    private static func performStoppingGracefully(_ parsed: ParsedArguments, environment: [String: String], console: Console) async throws {
+        let command = Task { try await perform(parsed, environment: environment, console: console) }
+        let stop = Interrupts.stopGracefully { command.cancel() }
+        defer { Interrupts.removeStop(stop) }
+        do {
+            try await withTaskCancellationHandler { try await command.value } onCancel: { command.cancel() }
+        } catch where Interrupts.isStoppingGracefully {
+            if parsed.command == .demo { console.problem("moments demo: interrupted; stopped cleanly") }
+        }
     }
 
     /// Runs the parsed command.
@@ -229,36 +254,40 @@ public enum MomentsCommandLine {
         let connection = try await Connection(arguments, environment: environment)
         var users = user.map { [$0] } ?? []
         if watchesAll {
-            users = Array(Set(users).union(try await connection.persistence.userIDs())).sorted()
+            do {
+                users = Array(Set(users).union(try await connection.persistence.userIDs())).sorted()
+            } catch {
+                await connection.shutdown()
+                throw error
+            }
             guard !users.isEmpty else {
+                await connection.shutdown()
                 throw CommandFailure("the store holds no timelines yet; pass --user ID to start with one")
             }
         }
+        // The printer ends with the store's streams, once the store is shut down, having
+        // printed the last state.
         let printer = json || watchesAll
             ? printChanges(connection.store, of: watchesAll ? nil : user, json: json, console: console)
             : await printTimeline(connection.store, of: user ?? "", console: console)
         let subject = watchesAll ? "\(users.count) user\(users.count == 1 ? "" : "s")" : "user \(user ?? "")"
-        let interrupt = Interrupts.onInterrupt {
-            printer.cancel()
-            if !json { console.problem("stopped watching \(subject)") }
-        }
-        defer {
-            printer.cancel()
-            Interrupts.remove(interrupt)
-        }
         if !json { console.problem("watching \(subject) every \(interval); interrupt (Ctrl-C) to stop") }
-        while !Task.isCancelled {
+        // Until the task is cancelled: an interrupt stops `watch` gracefully.
+        watching: while !Task.isCancelled {
             for user in users {
                 do {
                     try await connection.store.refresh(userID: user)
                 } catch is CancellationError {
-                    return
+                    break watching
                 } catch {
                     console.problem("moments: refresh of user \(user) failed: \(describe(error))")
                 }
             }
-            try await Task.sleep(for: interval)
+            do { try await Task.sleep(for: interval) } catch { break }
         }
+        await connection.shutdown()
+        await printer.value
+        if !json { console.problem("stopped watching \(subject)") }
     }
 
     /// Prints `user`'s timeline, then what changed in each new version.
