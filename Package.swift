@@ -90,10 +90,10 @@ let package = Package(
         .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsTesting"]),
         .testTarget(
             name: "MomentsSQLiteTests",
-            dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits"]
+            dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsCaching"]
         ),
         .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport", "MomentsTestTraits"]),
-        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
         .testTarget(
             name: "MomentsCommandLineTests",
             dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]

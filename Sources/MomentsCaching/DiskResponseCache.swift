@@ -48,6 +48,19 @@ public actor DiskResponseCache: ResponseCache {
     package nonisolated let purgeInterval: Duration
     private nonisolated let purging = PThreadMutex<Task<Void, Never>?>(nil)
 
+    /// Opens (creating if needed) a cache directory on a thread of its own, never on one
+    /// of Swift's cooperative threads: opening lists and may remove many files. Use it
+    /// from async code; it is ``init(directory:byteLimit:maximumAge:clearOnStart:purgeInterval:)``
+    /// otherwise, with the same parameters.
+    public static func open(
+        directory: URL, byteLimit: Int = 64 * 1024 * 1024, maximumAge: Duration? = nil, clearOnStart: Bool = false,
+        purgeInterval: Duration = .seconds(600)
+    ) async throws -> DiskResponseCache {
+        try await runOffThePool(named: "MomentsDiskResponseCache.open") {
+            try DiskResponseCache(directory: directory, byteLimit: byteLimit, maximumAge: maximumAge, clearOnStart: clearOnStart, purgeInterval: purgeInterval)
+        }
+    }
+
     /// Opens (creating if needed) a cache directory.
     /// - Parameters:
     ///   - directory: Where entries are kept; used by this cache alone.

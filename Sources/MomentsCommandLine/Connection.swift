@@ -78,7 +78,8 @@ struct Connection {
             cachePolicy = policy
         }
         let transport = try TransportChoice.make(arguments, environment: environment)
-        let cache = try cachePolicy.map { _ in try DiskResponseCache(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
+        var cache: DiskResponseCache?
+        if cachePolicy != nil { cache = try await DiskResponseCache.open(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
         baseURL = url
         client = HTTPClient(baseURL: url, transport: transport) {
             $0.timeout = timeout

@@ -37,7 +37,7 @@ struct DemoCommand {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(100))
         }
         let service = GraphQLMomentsService(client: client)
-        let store = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+        let store = MomentsStore(service: service, persistence: try await SQLitePersistence.open(path: path))
         // However the story ends (an interrupt cancels it), the store finishes its writes
         // and closes the file, and the client ends its connections.
         do {
@@ -106,7 +106,7 @@ struct DemoCommand {
     /// fail a refresh.
     private func serveOffline(from path: String, service: GraphQLMomentsService, expecting finalState: MomentsDetails?) async throws {
         console.line("▶ Opening a fresh store on \(path) with the BFF down")
-        let offlineStore = MomentsStore(service: service, persistence: try SQLitePersistence(path: path))
+        let offlineStore = MomentsStore(service: service, persistence: try await SQLitePersistence.open(path: path))
         do {
             try await serveOffline(from: offlineStore, path: path, expecting: finalState)
         } catch {

@@ -330,7 +330,7 @@ public enum MomentsCommandLine {
             console.line("the cache at \(directory.path) is already empty")
             return
         }
-        let cache = try DiskResponseCache(directory: directory)
+        let cache = try await DiskResponseCache.open(directory: directory)
         let count = await cache.count
         try await cache.clear()
         console.line("removed \(count) cached answer\(count == 1 ? "" : "s") from \(directory.path)")

@@ -50,9 +50,9 @@ enum StoreLocation: Equatable {
     func open() async throws -> (persistence: any MomentsPersistence, changeBus: (any MomentsChangeBus)?) {
         switch self {
         case .sqlite(let path):
-            return (try SQLitePersistence(path: path), nil)
+            return (try await SQLitePersistence.open(path: path), nil)
         case .json(let directory):
-            return (try JSONFilePersistence(directory: URL(fileURLWithPath: directory)), nil)
+            return (try await JSONFilePersistence.open(directory: URL(fileURLWithPath: directory)), nil)
         case .postgres(let connection):
             #if Postgres
             let persistence = try await PostgresPersistence(connectionString: connection)

@@ -27,7 +27,7 @@ public import MomentsObservability
 ///
 /// For example:
 /// ```swift
-/// let persistence = try SQLitePersistence(path: "/var/lib/moments/timelines.sqlite")
+/// let persistence = try await SQLitePersistence.open(path: "/var/lib/moments/timelines.sqlite")
 /// try await persistence.save(details, for: "0")
 /// ```
 public actor SQLitePersistence: MomentsPersistence {
@@ -58,6 +58,16 @@ public actor SQLitePersistence: MomentsPersistence {
 
     /// The connection's own thread: SQLite's calls and busy waits never run on Swift's cooperative threads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Opens (creating and migrating if needed) the database at `path` on a thread of
+    /// its own, never on one of Swift's cooperative threads: the opening may wait up to
+    /// the configuration's busy timeout for another process's lock. Use it from async
+    /// code; it is ``init(path:configuration:)`` otherwise.
+    ///
+    /// - Throws: `PersistenceError` as ``init(path:configuration:)`` does.
+    public static func open(path: String, configuration: Configuration = Configuration()) async throws -> SQLitePersistence {
+        try await runOffThePool(named: "MomentsSQLite.open") { try SQLitePersistence(path: path, configuration: configuration) }
+    }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///

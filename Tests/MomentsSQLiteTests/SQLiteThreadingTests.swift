@@ -4,6 +4,7 @@ import MomentsSQLite
 import MomentsTestSupport
 import Testing
 import MomentsSupport
+import MomentsCaching
 
 /// SQLite's blocking calls run on threads of their own: a store waiting on another
 /// process's write lock never holds up the rest of the process.
@@ -62,6 +63,62 @@ import MomentsSupport
         _ = await holder.exitStatus()
         let reopened = try SQLitePersistence(path: path)
         #expect(Set(try await reopened.userIDs()) == Set((0..<8).map { "w\($0)" }))
+    }
+
+    /// Opening stores (JSON, SQLite, the disk cache) runs off Swift's cooperative threads: opens
+    /// waiting on another process's lock, more than there are such threads, leave the
+    /// rest of the process going.
+    @Test func opensWaitingOnAnotherProcesssLockDoNotStallOtherWork() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("locked.sqlite").path
+        let holder = Process()
+        holder.discardingCoverageProfile()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // An exclusive lock in rollback-journal mode: even reading the schema version waits.
+        holder.arguments = ["python3", "-c", """
+            import select, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN EXCLUSIVE')
+            print('locked', flush=True)
+            select.select([sys.stdin], [], [], 60)
+            c.execute('ROLLBACK')
+            """, path]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer { if holder.isRunning { try? input.fileHandleForWriting.close() } }
+        var lines = LineReader(output.fileHandleForReading).lines.makeAsyncIterator()
+        #expect(await lines.next() == "locked")
+
+        let opened = Counter()
+        let opens = (0..<max(8, ProcessInfo.processInfo.activeProcessorCount * 2)).map { _ in
+            Task {
+                let result = await Result(awaiting: { try await SQLitePersistence.open(path: path, configuration: .init(busyTimeout: .seconds(120))) })
+                opened.increment()
+                return result
+            }
+        }
+        // Meanwhile, a thousand operations on an in-memory store.
+        let service = FakeMomentsService()
+        await service.addUser("0", moments: ["a", "b", "c"])
+        let store = MomentsStore(service: service, persistence: InMemoryPersistence())
+        for round in 0..<500 {
+            try await store.refresh(userID: "0")
+            try await store.setLike(round % 2 == 0, momentID: "b", userID: "0")
+        }
+        #expect(opened.value == 0, "the opens finished first: the other work waited for the lock")
+
+        try input.fileHandleForWriting.close()
+        for open in opens {
+            let persistence = try await open.value.get()
+            await persistence.close()
+        }
+        _ = await holder.exitStatus()
+        // The other two: a directory to make, stale files to remove, off the pool as well.
+        _ = try await JSONFilePersistence.open(directory: directory.url.appendingPathComponent("json"))
+        _ = try await DiskResponseCache.open(directory: directory.url.appendingPathComponent("cache"))
     }
 }
 

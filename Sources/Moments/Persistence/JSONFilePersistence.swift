@@ -56,6 +56,15 @@ public actor JSONFilePersistence: MomentsPersistence {
         }
     }
 
+    /// Opens (creating if needed) the directory on a thread of its own, never on one of
+    /// Swift's cooperative threads: it makes the directory and removes stale temporary
+    /// files. Use it from async code; it is ``init(directory:)`` otherwise.
+    ///
+    /// - Throws: `PersistenceError` as ``init(directory:)`` does.
+    public static func open(directory: URL) async throws -> JSONFilePersistence {
+        try await runOffThePool(named: "MomentsJSONFilePersistence.open") { try JSONFilePersistence(directory: directory) }
+    }
+
     /// Opens (creating it 0700 if needed) the store in `directory`.
     ///
     /// - Throws: `PersistenceError` with `.ioFailure` if the directory cannot be made.

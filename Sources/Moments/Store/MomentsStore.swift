@@ -11,7 +11,7 @@ import MomentsObservability
 ///
 /// For example:
 /// ```swift
-/// let store = MomentsStore(service: GraphQLMomentsService(baseURL: bff), persistence: try SQLitePersistence(path: "moments.sqlite"))
+/// let store = MomentsStore(service: GraphQLMomentsService(baseURL: bff), persistence: try await SQLitePersistence.open(path: "moments.sqlite"))
 /// Task {
 ///     for await timeline in await store.updates(for: "0") { render(timeline) }
 /// }

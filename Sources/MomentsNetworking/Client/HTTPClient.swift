@@ -142,6 +142,15 @@ public actor HTTPClient {
         inFlight.finishClosing()
     }
 
+    /// Runs until the calling task is cancelled or ``shutdown(gracePeriod:)`` is called,
+    /// then shuts the client down gracefully (with the default grace period) and returns.
+    ///
+    /// The shape of swift-service-lifecycle's `Service`: `extension HTTPClient: Service {}`.
+    public nonisolated func run() async throws {
+        await inFlight.waitUntilClosingOrCancelled()
+        await shutdown()
+    }
+
     /// Whether ``shutdown(gracePeriod:)`` has begun (for tests).
     package nonisolated var isShuttingDown: Bool { inFlight.isClosed }
 

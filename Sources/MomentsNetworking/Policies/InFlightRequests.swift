@@ -20,6 +20,8 @@ final class InFlightRequests: Sendable {
         var latest: [String: Int] = [:]
         var members: [String: Set<Int>] = [:]
         var phase = Phase.open
+        /// Callers of ``waitUntilClosing(orCancelled:)``, by id.
+        var closingWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Waiters for the last request to end.
         var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
@@ -84,6 +86,9 @@ final class InFlightRequests: Sendable {
                 switch state.phase {
                 case .open:
                     state.phase = .closing(shutdownWaiters: [])
+                    let waiters = state.closingWaiters.values
+                    state.closingWaiters = [:]
+                    for waiter in waiters { waiter.resume() }
                     return true
                 case .closing(let waiters):
                     state.phase = .closing(shutdownWaiters: waiters + [continuation])
@@ -93,6 +98,26 @@ final class InFlightRequests: Sendable {
                 }
             }
             if let first { continuation.resume(returning: first) }
+        }
+    }
+
+    /// Returns once a shutdown has begun, or the calling task is cancelled.
+    func waitUntilClosingOrCancelled() async {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state -> Bool in
+                    guard case .open = state.phase, !Task.isCancelled else { return false }
+                    state.closingWaiters[id] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.closingWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
