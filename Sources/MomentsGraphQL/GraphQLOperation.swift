@@ -97,6 +97,11 @@ extension GraphQLOperation {
     /// Decodes the `{"data", "errors"}` envelope with `decoder`: the standard path,
     /// which an operation with a faster decoding of its own falls back to.
     public func decodeEnvelope(_ response: HTTPResponse, decoder: JSONDecoder) throws -> Response {
+        // Foundation's decoder on Linux takes what is not JSON (trailing commas, bad
+        // strings and numbers in values it skips): a malformed answer is refused first.
+        if let violation = StrictJSON.violation(in: response.body) {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "the answer is not valid JSON: \(violation)"))
+        }
         let envelope = try decoder.decode(GraphQLEnvelope<ResponseData>.self, from: response.body)
         if let errors = envelope.errors, !errors.isEmpty {
             throw HTTPClientError.graphQLFailure(errors, partialData: envelope.rawData(in: response.body), response: response)

@@ -155,18 +155,39 @@ struct JSONScanner: ~Copyable {
         return true
     }
 
+    /// Skips a number of JSON's grammar: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`,
+    /// followed by something that cannot continue it.
     private mutating func skipNumber() throws(Unreadable) {
-        let start = index
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
-                index += 1
-            default:
-                guard index > start else { throw Unreadable() }
-                return
-            }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count else { throw Unreadable() }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            guard skipDigits() else { throw Unreadable() }
         }
-        guard index > start else { throw Unreadable() }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard skipDigits() else { throw Unreadable() }
+        }
+        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard skipDigits() else { throw Unreadable() }
+        }
+        guard index < bytes.count else { return }
+        switch bytes[index] {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+            throw Unreadable()
+        default:
+            return
+        }
+    }
+
+    /// Skips a run of digits; returns whether there was one.
+    private mutating func skipDigits() -> Bool {
+        let start = index
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+        return index > start
     }
 
     /// A key: a string without escapes, returned as its bytes.
