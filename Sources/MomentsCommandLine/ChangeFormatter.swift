@@ -3,7 +3,7 @@ import Moments
 
 /// One line of JSON per ``MomentsChange`` (JSON Lines), for `moments watch --json`.
 ///
-/// Every object has `sequence` and `type` (`timeline`, `moment`, `refreshStarted`,
+/// Every object has `sequence` and `type` (`timeline`, `moment`, `refreshStarted`, `refreshFinished`,
 /// `refreshFailed` or `gap`), then what that type carries:
 /// ```json
 /// {"sequence":7,"type":"moment","phase":"confirmed","users":["0","1"],"likedBy":"0","moment":{…}}
@@ -48,6 +48,9 @@ enum ChangeFormatter {
             line.moment = viewer.map { update.moment(for: $0) } ?? update.moment
         case .refreshStarted(let userID):
             line.type = "refreshStarted"
+            line.user = userID
+        case .refreshFinished(let userID):
+            line.type = "refreshFinished"
             line.user = userID
         case .refreshFailed(let userID, let error):
             line.type = "refreshFailed"

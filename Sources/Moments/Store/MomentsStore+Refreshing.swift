@@ -85,10 +85,16 @@ extension MomentsStore {
             feed.publish(.refreshFailed(userID: userID, error: error))
             throw error
         }
-        if !refreshBook.persistenceFailures.isEmpty, let failure = refreshBook.persistenceFailures[userID] { throw failure }
-        guard let last else {
-            throw MomentsStoreError(code: .noAnswer, userID: userID, momentID: "")
+        if !refreshBook.persistenceFailures.isEmpty, let failure = refreshBook.persistenceFailures[userID] {
+            feed.publish(.refreshFailed(userID: userID, error: failure))
+            throw failure
         }
+        guard let last else {
+            let failure = MomentsStoreError(code: .noAnswer, userID: userID, momentID: "")
+            feed.publish(.refreshFailed(userID: userID, error: failure))
+            throw failure
+        }
+        feed.publish(.refreshFinished(userID: userID))
         return last
     }
 

@@ -32,6 +32,11 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         case refreshStarted(userID: String)
         /// Fetching a user's timeline failed; the store keeps the last good state.
         case refreshFailed(userID: String, error: any Error)
+        /// Fetching a user's timeline ended with the answer applied and persisted, whether
+        /// or not it changed anything: every ``refreshStarted(userID:)`` is followed by
+        /// this or by ``refreshFailed(userID:error:)``, so an observer that is not the
+        /// caller knows when loading ended.
+        case refreshFinished(userID: String)
         /// This consumer missed the changes in `missed`: it fell behind its buffer, or
         /// asked to resume after a sequence the store no longer retains. Rebuild from
         /// snapshots (``MomentsStore/details(for:)``), then go on with the changes that
@@ -51,7 +56,7 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
         switch kind {
         case .timeline(let change): [change.userID]
         case .moment(let change): change.holders
-        case .refreshStarted(let userID), .refreshFailed(let userID, _): [userID]
+        case .refreshStarted(let userID), .refreshFailed(let userID, _), .refreshFinished(let userID): [userID]
         case .gap, .sharedChangesInterrupted: []
         }
     }
@@ -65,6 +70,7 @@ public struct MomentsChange: Sendable, CustomStringConvertible {
             "#\(sequence) moment \(change.moment.id) \(change.phase)" + (change.likedBy.map { " (like of user \($0))" } ?? "")
         case .refreshStarted(let userID): "#\(sequence) refresh started for user \(userID)"
         case .refreshFailed(let userID, let error): "#\(sequence) refresh failed for user \(userID): \(error)"
+        case .refreshFinished(let userID): "#\(sequence) refresh finished for user \(userID)"
         case .gap(let missed): "#\(sequence) gap: missed \(missed.lowerBound)…\(missed.upperBound)"
         case .sharedChangesInterrupted: "#\(sequence) gap: changes of other instances may have been missed; resynchronising"
         }
