@@ -50,6 +50,9 @@ Routes (any method; the request body is read by Content-Length):
   /swallow?key=K&rst=1       reads the whole request, counts it under K, and closes the
                              connection unanswered (with a reset when rst=1)
   /swallowed?key=K           how many requests /swallow read under K
+  /cacheable?key=K           200 {"name": "Ada", "id": N}, N counting the requests under K,
+                             with Cache-Control: public, max-age=3600 and an ETag: a
+                             client keeping its own cache would not ask again
 """
 import gzip
 import json
@@ -264,6 +267,13 @@ def handle(conn, peer_subject):
                 SWALLOWED[url.path + "?" + query.get("key", "")] = SWALLOWED.get(url.path + "?" + query.get("key", ""), 0) + 1
             abort(conn.sock, rst=query.get("rst") == "1")
             return
+        elif route == "cacheable":
+            with LOCK:
+                key = "/cacheable?" + query.get("key", "")
+                SWALLOWED[key] = SWALLOWED.get(key, 0) + 1
+                served = SWALLOWED[key]
+            send(answer(200, b'{"name": "Ada", "id": %d}' % served,
+                        [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=3600"), ("ETag", '"v1"')]))
         elif route == "swallowed":
             with LOCK:
                 seen = SWALLOWED.get("/swallow?" + query.get("key", ""), 0)

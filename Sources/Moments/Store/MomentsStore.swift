@@ -135,9 +135,11 @@ public actor MomentsStore {
         }
     }
 
+    /// A released store ends its streams as a shut-down one does: each subscriber gets
+    /// the value still waiting for it, then the end.
     deinit {
         busConsumer.withLock { $0?.cancel() }
-        snapshots.finishAll()
+        snapshots.finishAll(keepingLast: true)
         feed.finishAll()
     }
 
