@@ -106,6 +106,31 @@ struct JSONScanner: ~Copyable {
         return string
     }
 
+    /// A whole number (no fraction, no exponent) that fits in 64 bits.
+    mutating func readInt64() throws(Unreadable) -> Int64 {
+        skipWhitespace()
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let start = index
+        var magnitude: UInt64 = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { throw Unreadable() }
+            magnitude = sum
+            index += 1
+        }
+        // JSON's grammar: digits, no leading zero, nothing of a fraction or exponent after.
+        guard index > start, bytes[start] != UInt8(ascii: "0") || index == start + 1 else { throw Unreadable() }
+        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) { throw Unreadable() }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw Unreadable() }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { throw Unreadable() }
+        return Int64(magnitude)
+    }
+
     mutating func readStringArray() throws(Unreadable) -> [String] {
         try beginArray()
         var strings: [String] = []

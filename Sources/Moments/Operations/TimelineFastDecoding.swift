@@ -84,6 +84,32 @@ package enum TimelineFastDecoding {
         return details
     }
 
+    /// A timeline file's members (see `JSONFilePersistence`), or `nil` for anything the
+    /// fast reader does not take (the caller then decodes with `JSONDecoder`).
+    static func decodeFile(_ data: Data) -> (format: String, version: Int64, userID: String, details: MomentsDetails, checksum: Int64?)? {
+        data.withUnsafeBytes { raw -> (String, Int64, String, MomentsDetails, Int64?)? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
+            var scanner = JSONScanner(UnsafeBufferPointer(start: base, count: raw.count))
+            return try? file(&scanner)
+        }
+    }
+
+    private static func file(_ scanner: inout JSONScanner) throws(Unreadable) -> (String, Int64, String, MomentsDetails, Int64?) {
+        var format: String?, version: Int64?, userID: String?, details: MomentsDetails?, checksum: Int64??
+        try scanner.beginObject()
+        while let key = try scanner.nextKey() {
+            if key.spells("format") { try set(&format, scanner.readString()) }
+            else if key.spells("version") { try set(&version, scanner.readInt64()) }
+            else if key.spells("userID") { try set(&userID, scanner.readString()) }
+            else if key.spells("details") { try set(&details, timeline(&scanner)) }
+            else if key.spells("checksum") { try setOptional(&checksum, scanner.readNull() ? nil : scanner.readInt64()) }
+            else { try scanner.skipValue() }
+        }
+        try scanner.end()
+        guard let format, let version, let userID, let details else { throw Unreadable() }
+        return (format, version, userID, details, checksum ?? nil)
+    }
+
     private static func timeline(_ scanner: inout JSONScanner) throws(Unreadable) -> MomentsDetails {
         var user: UserDetails?
         var moments: [Moment]?

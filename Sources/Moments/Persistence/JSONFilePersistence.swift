@@ -199,9 +199,7 @@ public actor JSONFilePersistence: MomentsPersistence {
         let url = fileURL(for: userID)
         let data: Data
         do {
-            let file = TimelineFile(version: Self.formatVersion, userID: userID, details: details,
-                                    checksum: ContentChecksum.of(details, userID: userID))
-            data = try encoder.encode(file)
+            data = try encodedFile(details, for: userID)
         } catch {
             throw PersistenceError(code: .invalidInput, location: url.path, userID: userID,
                                    reason: "the timeline cannot be encoded: \(error)", underlyingError: error)
@@ -213,6 +211,43 @@ public actor JSONFilePersistence: MomentsPersistence {
         }
         index(details, for: userID)
     }
+
+    /// The file's bytes: what `JSONEncoder` makes of the whole ``TimelineFile``, made a
+    /// slice of moments at a time. The encoder builds a tree of the whole value before
+    /// writing it out; for a timeline of hundreds of thousands of moments that tree, not
+    /// the text, was most of the memory a save took.
+    private func encodedFile(_ details: MomentsDetails, for userID: String) throws -> Data {
+        let checksum = ContentChecksum.of(details, userID: userID)
+        guard details.moments.count > Self.momentsPerSlice else {
+            return try encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum))
+        }
+        let shell = try encoder.encode(TimelineFile(
+            version: Self.formatVersion, userID: userID,
+            details: MomentsDetails(userDetails: details.userDetails, moments: []), checksum: checksum
+        ))
+        // A quote inside a string is escaped, so the key below appears only as the key.
+        let emptyList = Data(#""moments":[]"#.utf8)
+        guard let hole = shell.firstRange(of: emptyList) else {
+            return try encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum))
+        }
+        var data = Data(shell[..<hole.lowerBound])
+        data.append(contentsOf: #""moments":["#.utf8)
+        var start = details.moments.startIndex
+        while start < details.moments.endIndex {
+            let end = min(start + Self.momentsPerSlice, details.moments.endIndex)
+            let slice = try encoder.encode(Array(details.moments[start..<end]))
+            // The slice's elements, without its brackets.
+            if start > details.moments.startIndex { data.append(UInt8(ascii: ",")) }
+            data.append(slice.dropFirst().dropLast())
+            start = end
+        }
+        data.append(UInt8(ascii: "]"))
+        data.append(shell[hole.upperBound...])
+        return data
+    }
+
+    /// How many moments one call of the encoder encodes.
+    private static let momentsPerSlice = 1_000
 
     /// A moment as some stored file holds it (`userID`'s own first), or `nil`.
     private func storedMoment(_ id: String, preferring userID: String, reads: inout FileReads) throws -> Moment? {
@@ -252,6 +287,13 @@ public actor JSONFilePersistence: MomentsPersistence {
     }
 
     private func decodeFile(_ data: Data, at url: URL, userID: String?) throws -> TimelineFile {
+        // The fast reader takes a well-formed file without building a tree of it; anything
+        // else goes to JSONDecoder, whose errors say what is wrong.
+        if let fast = TimelineFastDecoding.decodeFile(data), fast.format == TimelineFile.format,
+           fast.version >= 2, fast.version <= Self.formatVersion, let checksum = fast.checksum,
+           checksum == ContentChecksum.of(fast.details, userID: fast.userID) {
+            return TimelineFile(version: Int(fast.version), userID: fast.userID, details: fast.details, checksum: checksum)
+        }
         let header: TimelineFile.Header
         do {
             header = try decoder.decode(TimelineFile.Header.self, from: data)
