@@ -16,28 +16,11 @@ import MomentsCaching
         // More writers than Swift has cooperative threads, each on its own connection.
         let writers = try (0..<8).map { _ in try SQLitePersistence(path: path, configuration: .init(busyTimeout: .seconds(120))) }
 
-        // Another process takes the write lock and keeps it until its stdin closes, or 60
-        // seconds pass: were SQLite's waits on Swift's threads, the work below would only
-        // go on once the lock is released, after the writers.
-        let holder = Process()
-        holder.discardingCoverageProfile()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
-            import select, sqlite3, sys
-            c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute('BEGIN EXCLUSIVE')
-            print('locked', flush=True)
-            select.select([sys.stdin], [], [], 60)
-            c.execute('COMMIT')
-            """, path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        // On a failure before the end, the holder ends by itself within 60 s.
-        defer { if holder.isRunning { try? input.fileHandleForWriting.close() } }
-        var lines = LineReader(output.fileHandleForReading).lines.makeAsyncIterator()
-        #expect(await lines.next() == "locked")
+        // Another process takes the write lock and keeps it until released, or 60 seconds
+        // pass: were SQLite's waits on Swift's threads, the work below would only go on
+        // once the lock is released, after the writers.
+        let holder = try await LockHolder(path: path)
+        defer { holder.release() }
 
         let saved = Counter()
         let saves = writers.enumerated().map { index, writer in
@@ -57,10 +40,10 @@ import MomentsCaching
         }
         #expect(saved.value == 0, "the writers finished first: the other work waited for the lock")
 
-        try input.fileHandleForWriting.close()
+        holder.release()
         for save in saves { try await save.value }
         #expect(saved.value == writers.count)
-        _ = await holder.exitStatus()
+        await holder.ended()
         let reopened = try SQLitePersistence(path: path)
         #expect(Set(try await reopened.userIDs()) == Set((0..<8).map { "w\($0)" }))
     }
@@ -72,25 +55,9 @@ import MomentsCaching
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("locked.sqlite").path
-        let holder = Process()
-        holder.discardingCoverageProfile()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // An exclusive lock in rollback-journal mode: even reading the schema version waits.
-        holder.arguments = ["python3", "-c", """
-            import select, sqlite3, sys
-            c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute('BEGIN EXCLUSIVE')
-            print('locked', flush=True)
-            select.select([sys.stdin], [], [], 60)
-            c.execute('ROLLBACK')
-            """, path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        defer { if holder.isRunning { try? input.fileHandleForWriting.close() } }
-        var lines = LineReader(output.fileHandleForReading).lines.makeAsyncIterator()
-        #expect(await lines.next() == "locked")
+        let holder = try await LockHolder(path: path)
+        defer { holder.release() }
 
         let opened = Counter()
         let opens = (0..<max(8, ProcessInfo.processInfo.activeProcessorCount * 2)).map { _ in
@@ -110,12 +77,12 @@ import MomentsCaching
         }
         #expect(opened.value == 0, "the opens finished first: the other work waited for the lock")
 
-        try input.fileHandleForWriting.close()
+        holder.release()
         for open in opens {
             let persistence = try await open.value.get()
             await persistence.close()
         }
-        _ = await holder.exitStatus()
+        await holder.ended()
         // The other two: a directory to make, stale files to remove, off the pool as well.
         _ = try await JSONFilePersistence.open(directory: directory.url.appendingPathComponent("json"))
         _ = try await DiskResponseCache.open(directory: directory.url.appendingPathComponent("cache"))
@@ -126,4 +93,38 @@ private final class Counter: Sendable {
     private let count = PThreadMutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
+}
+
+/// Another process holding an exclusive lock on a SQLite file (in rollback-journal mode
+/// on a new file) until ``release()``, or for 60 seconds if the test fails first.
+private struct LockHolder {
+    private let process = Process()
+    private let input = Pipe()
+
+    init(path: String) async throws {
+        process.discardingCoverageProfile()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import select, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN EXCLUSIVE')
+            print('locked', flush=True)
+            select.select([sys.stdin], [], [], 60)
+            c.execute('COMMIT')
+            """, path]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var lines = LineReader(output.fileHandleForReading).lines.makeAsyncIterator()
+        #expect(await lines.next() == "locked")
+    }
+
+    func release() {
+        if process.isRunning { try? input.fileHandleForWriting.close() }
+    }
+
+    func ended() async {
+        _ = await process.exitStatus()
+    }
 }

@@ -12,19 +12,13 @@ import MomentsObservability
 /// tracer recorded.
 @Suite(.serialized) struct ObservabilityAdapterTests {
     /// The article, next to the MomentsObservability sources.
-    static let article = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/MomentsObservability/MomentsObservability.docc/WiringObservability.md")
+    static let article = ArticleCode.root.appendingPathComponent("Sources/MomentsObservability/MomentsObservability.docc/WiringObservability.md")
     static let adapters = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("SwiftServerAdapters.swift")
 
     @Test func everyCodeBlockOfTheArticleIsCompiledHere() throws {
-        let article = try String(contentsOf: Self.article, encoding: .utf8)
-        let adapters = Self.normalized(try String(contentsOf: Self.adapters, encoding: .utf8))
-        let blocks = article.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        #expect(blocks.count >= 4, "the article shows the log, metrics, tracing and setup code")
-        for block in blocks {
-            #expect(adapters.contains(Self.normalized(block)), "not in SwiftServerAdapters.swift:\n\(block)")
-        }
+        let (missing, count) = try ArticleCode.blocksMissing(from: Self.adapters, article: Self.article)
+        #expect(count >= 4, "the article shows the log, metrics, tracing and setup code")
+        #expect(missing.isEmpty, "not in SwiftServerAdapters.swift:\n\(missing.joined(separator: "\n---\n"))")
     }
 
     @Test func theAdaptersCarryTheSDKsWorkToTheTools() async throws {
@@ -59,9 +53,5 @@ import MomentsObservability
         let traceID = try #require(incoming.context.traceID)
         let records = Logger.entries.withLock { $0.filter { $0.label == logger.label } }
         #expect(records.contains { $0.level == .info && $0.metadata["trace_id"] == .string(traceID) })
-    }
-
-    static func normalized(_ code: String) -> String {
-        code.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "\n")
     }
 }

@@ -11,19 +11,13 @@ import Testing
 /// A store and a client run as services of a (stand-in) `ServiceGroup`, shut down
 /// gracefully in the middle of a load; and the article's code is the code compiled here.
 @Suite struct ServiceLifecycleTests {
-    static let article = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/Moments/Moments.docc/RunningAsAService.md")
+    static let article = ArticleCode.root.appendingPathComponent("Sources/Moments/Moments.docc/RunningAsAService.md")
     static let adapters = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("ServiceLifecycleAdapters.swift")
 
     @Test func everyCodeBlockOfTheArticleIsCompiledHere() throws {
-        let article = try String(contentsOf: Self.article, encoding: .utf8)
-        let adapters = Self.normalized(try String(contentsOf: Self.adapters, encoding: .utf8))
-        let blocks = article.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        #expect(blocks.count >= 3, "the article shows the conformances, the group and the shutdown without a library")
-        for block in blocks {
-            #expect(adapters.contains(Self.normalized(block)), "not in ServiceLifecycleAdapters.swift:\n\(block)")
-        }
+        let (missing, count) = try ArticleCode.blocksMissing(from: Self.adapters, article: Self.article)
+        #expect(count >= 3, "the article shows the conformances, the group and the shutdown without a library")
+        #expect(missing.isEmpty, "not in ServiceLifecycleAdapters.swift:\n\(missing.joined(separator: "\n---\n"))")
     }
 
     /// One user's calls, one at a time: what each like returned, and how the calls ended.
@@ -144,9 +138,5 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
             try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")
         }
-    }
-
-    static func normalized(_ code: String) -> String {
-        code.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "\n")
     }
 }
