@@ -69,9 +69,10 @@ import MomentsObservability
         let error = await #expect(throws: HTTPClientError.self) { try await transport.send(server.request("/drip?count=60&interval=0.2", timeout: .milliseconds(700))) }
         let elapsed = ContinuousClock.now - started
         #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
-        // Bytes keep arriving for 12 s, so an idle timeout would never fire: the deadline
-        // is for the whole exchange. (The upper bound allows for a loaded machine.)
-        #expect(elapsed >= .milliseconds(690) && elapsed < .seconds(8), "\(elapsed)")
+        // Bytes keep arriving for 12 s, so an idle timeout would never fire and the body
+        // would arrive whole: a timeout proves the deadline is for the whole exchange,
+        // however long a busy machine took to report it.
+        #expect(elapsed >= .milliseconds(690), "\(elapsed)")
     }
 
     @Test(arguments: TransportKind.allCases, ["/headers-then-silence", "/silence"])
@@ -82,8 +83,9 @@ import MomentsObservability
         let error = await #expect(throws: HTTPClientError.self) { try await kind.make().send(server.request(path, timeout: .milliseconds(400))) }
         let elapsed = ContinuousClock.now - started
         #expect(error?.transportFailure?.kind == .timedOut, "\(String(describing: error))")
-        // Without the deadline these requests never end; the bound allows for a loaded machine.
-        #expect(elapsed >= .milliseconds(390) && elapsed < .seconds(10), "\(elapsed)")
+        // Without the deadline these requests never end: a timeout proves it fired, however
+        // long a busy machine took to report it.
+        #expect(elapsed >= .milliseconds(390), "\(elapsed)")
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -163,10 +165,10 @@ import MomentsObservability
     func aTwoGigabyteContentLengthIsRefusedAtOnce(kind: TransportKind) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let started = ContinuousClock.now
         let error = await #expect(throws: HTTPClientError.self) { try await kind.make().send(server.request("/huge", timeout: .seconds(30), limit: 10 << 20)) }
+        // Refused, not timed out: the 1 MiB the server sends is followed by silence, so only
+        // the announced length can have ended the exchange before its 30 s deadline.
         #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
-        #expect(ContinuousClock.now - started < .seconds(20), "refused before the deadline, not by it")
     }
 
     @Test(arguments: TransportKind.allCases)
