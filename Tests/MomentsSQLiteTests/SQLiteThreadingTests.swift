@@ -30,14 +30,7 @@ import MomentsCaching
             }
         }
 
-        // Meanwhile, a thousand operations on an in-memory store.
-        let service = FakeMomentsService()
-        await service.addUser("0", moments: ["a", "b", "c"])
-        let store = MomentsStore(service: service, persistence: InMemoryPersistence())
-        for round in 0..<500 {
-            try await store.refresh(userID: "0")
-            try await store.setLike(round % 2 == 0, momentID: "b", userID: "0")
-        }
+        try await Self.aThousandOperationsOnAnotherStore()
         #expect(saved.value == 0, "the writers finished first: the other work waited for the lock")
 
         holder.release()
@@ -67,14 +60,7 @@ import MomentsCaching
                 return result
             }
         }
-        // Meanwhile, a thousand operations on an in-memory store.
-        let service = FakeMomentsService()
-        await service.addUser("0", moments: ["a", "b", "c"])
-        let store = MomentsStore(service: service, persistence: InMemoryPersistence())
-        for round in 0..<500 {
-            try await store.refresh(userID: "0")
-            try await store.setLike(round % 2 == 0, momentID: "b", userID: "0")
-        }
+        try await Self.aThousandOperationsOnAnotherStore()
         #expect(opened.value == 0, "the opens finished first: the other work waited for the lock")
 
         holder.release()
@@ -86,6 +72,17 @@ import MomentsCaching
         // The other two: a directory to make, stale files to remove, off the pool as well.
         _ = try await JSONFilePersistence.open(directory: directory.url.appendingPathComponent("json"))
         _ = try await DiskResponseCache.open(directory: directory.url.appendingPathComponent("cache"))
+    }
+
+    /// Other work meanwhile: a thousand operations on an in-memory store.
+    private static func aThousandOperationsOnAnotherStore() async throws {
+        let service = FakeMomentsService()
+        await service.addUser("0", moments: ["a", "b", "c"])
+        let store = MomentsStore(service: service, persistence: InMemoryPersistence())
+        for round in 0..<500 {
+            try await store.refresh(userID: "0")
+            try await store.setLike(round % 2 == 0, momentID: "b", userID: "0")
+        }
     }
 }
 

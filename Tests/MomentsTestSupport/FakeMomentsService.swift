@@ -17,6 +17,7 @@ public actor FakeMomentsService: MomentsService {
     private var failures: [InjectedFailure] = []
     private var heldCalls: Int = 0
     private var gate: [CheckedContinuation<Void, Never>] = []
+    private var gateWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     public private(set) var calls: [String] = []
 
     public init() {}
@@ -53,6 +54,13 @@ public actor FakeMomentsService: MomentsService {
     /// How many calls are waiting at the gate.
     public var waitingCalls: Int { gate.count }
 
+    /// Returns once `count` calls are waiting at the gate: an event the service reports,
+    /// however long a busy machine takes to get there.
+    public func waitForWaitingCalls(_ count: Int) async {
+        guard gate.count < count else { return }
+        await withCheckedContinuation { gateWatchers.append((count, $0)) }
+    }
+
     /// The server's view of `userID`'s timeline.
     public func serverTimeline(_ userID: String) throws -> MomentsDetails {
         guard let user = users[userID] else { throw InjectedFailure(message: "no user \(userID)") }
@@ -86,7 +94,12 @@ public actor FakeMomentsService: MomentsService {
     private func pass() async throws {
         if heldCalls > 0 {
             heldCalls -= 1
-            await withCheckedContinuation { gate.append($0) }
+            await withCheckedContinuation { continuation in
+                gate.append(continuation)
+                let ready = gateWatchers.filter { $0.count <= gate.count }
+                gateWatchers.removeAll { $0.count <= gate.count }
+                for watcher in ready { watcher.continuation.resume() }
+            }
         }
         if !failures.isEmpty { throw failures.removeFirst() }
     }

@@ -151,9 +151,6 @@ public actor HTTPClient {
         await shutdown()
     }
 
-    /// Whether ``shutdown(gracePeriod:)`` has begun (for tests).
-    package nonisolated var isShuttingDown: Bool { inFlight.isClosed }
-
     /// Cancels every request of this client in flight; each fails with
     /// `HTTPClientError.Code.cancelled`.
     public nonisolated func cancelAll() {

@@ -71,8 +71,10 @@ import Testing
         let call = Task { try await client.send(GetUser(id: "1")) }
         await transport.scripted.waitForCalls(1)
 
+        let armed = clock.pendingWakeUps
         let shutdowns = (0..<3).map { _ in Task { await client.shutdown(gracePeriod: .seconds(30)) } }
-        #expect(await eventually { client.isShuttingDown })
+        // The first shutdown has begun once its grace period's wake-up is armed.
+        await clock.waitForWakeUps(armed + 1)
         let refused = await #expect(throws: HTTPClientError.self) { try await client.send(GetUser(id: "2")) }
         #expect(refused?.code == .shutDown)
         #expect(transport.scripted.calls == 1, "a call refused after the shutdown began sends nothing")
@@ -94,7 +96,7 @@ import Testing
         let armed = clock.pendingWakeUps
         let shutdown = Task { await client.shutdown(gracePeriod: .seconds(5)) }
         // The grace period runs from the shutdown's start: wait until its wake-up is armed.
-        #expect(await eventually { clock.pendingWakeUps == armed + 1 })
+        await clock.waitForWakeUps(armed + 1)
 
         clock.advance(by: .seconds(4))
         #expect(transport.shutdowns == 0)

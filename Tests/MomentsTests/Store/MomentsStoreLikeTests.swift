@@ -41,7 +41,7 @@ import MomentsTesting
         let probe = StreamProbe(await store.updates(for: "0"))
         await service.holdNext(1)
         async let held = store.setLike(!unlike, momentID: "m0", userID: "0")
-        #expect(await eventually { await service.waitingCalls == 1 })
+        await service.waitForWaitingCalls(1)
         let overtaking = try await store.setLike(true, momentID: "m1", userID: "0")
         #expect(overtaking.moment(withID: "m1")?.isLiked == true)
         await service.release()

@@ -21,21 +21,29 @@ import Testing
         (error as? MomentsStoreError)?.code == .shutDown
     }
 
-    @Test func aCallInFlightFinishesAndIsPersistedNewCallsAreRefusedAndStreamsEndWithTheLastState() async throws {
+    /// A store on a manual clock, user 0's timeline loaded, and user 0's like of "c" held
+    /// at the service.
+    private func storeWithAHeldLike() async throws
+        -> (ManualClock, InMemoryPersistence, StoreFixture, Task<MomentsDetails, any Error>) {
         let clock = ManualClock()
         let persistence = InMemoryPersistence()
         let fixture = await StoreFixture(persistence: persistence) { $0.clock = clock }
         let store = fixture.store
         try await store.refresh(userID: "0")
-        let updates = collect(await store.updates(for: "0"))
-        let feed = StreamProbe(store.changes())
-
         await fixture.service.holdNext()
         let like = Task { try await store.setLike(true, momentID: "c", userID: "0") }
-        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.waitForWaitingCalls(1)
+        return (clock, persistence, fixture, like)
+    }
+
+    @Test func aCallInFlightFinishesAndIsPersistedNewCallsAreRefusedAndStreamsEndWithTheLastState() async throws {
+        let (clock, persistence, fixture, like) = try await storeWithAHeldLike()
+        let store = fixture.store
+        let updates = collect(await store.updates(for: "0"))
+        let feed = StreamProbe(store.changes())
         let shutdown = Task { await store.shutdown(gracePeriod: .seconds(30)) }
         // The grace period's wake-up is armed once the shutdown waits for the like.
-        #expect(await eventually { clock.pendingWakeUps == 1 })
+        await clock.waitForWakeUps(1)
 
         await #expect(throws: MomentsStoreError.self) { try await store.refresh(userID: "0") }
         let refused = await Result(awaiting: { try await store.setLike(true, momentID: "a", userID: "0") })
@@ -64,16 +72,10 @@ import Testing
     }
 
     @Test func aCallStillInFlightWhenTheGracePeriodEndsPersistsNothingAndFailsTyped() async throws {
-        let clock = ManualClock()
-        let persistence = InMemoryPersistence()
-        let fixture = await StoreFixture(persistence: persistence) { $0.clock = clock }
+        let (clock, persistence, fixture, like) = try await storeWithAHeldLike()
         let store = fixture.store
-        try await store.refresh(userID: "0")
-        await fixture.service.holdNext()
-        let like = Task { try await store.setLike(true, momentID: "c", userID: "0") }
-        #expect(await eventually { await fixture.service.waitingCalls == 1 })
         let shutdown = Task { await store.shutdown(gracePeriod: .seconds(5)) }
-        #expect(await eventually { clock.pendingWakeUps == 1 })
+        await clock.waitForWakeUps(1)
 
         clock.advance(by: .seconds(5))
         await shutdown.value  // returns with the like still at the server
@@ -91,11 +93,11 @@ import Testing
         try await store.refresh(userID: "0")
         await fixture.service.holdNext()
         let refresh = Task { try await store.refresh(userID: "0") }
-        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.waitForWaitingCalls(1)
 
         let finished = Locked(0)
         let shutdowns = (0..<5).map { _ in Task { await store.shutdown(); finished.update { $0 += 1 } } }
-        #expect(await eventually { clock.pendingWakeUps == 1 })
+        await clock.waitForWakeUps(1)
         #expect(finished.value == 0, "no shutdown returns while a call is in flight within the grace period")
 
         await fixture.service.release()
