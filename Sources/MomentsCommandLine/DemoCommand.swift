@@ -28,7 +28,7 @@ struct DemoCommand {
         if let temporaryDirectory {
             try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
         }
-        let bff = try ReferenceBFFProcess()
+        let bff = try await ReferenceBFFProcess.start()
         running.set(bff)
         console.line("▶ Started the reference BFF at \(bff.baseURL)/graphql")
 

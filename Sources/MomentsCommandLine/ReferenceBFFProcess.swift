@@ -16,13 +16,21 @@ final class ReferenceBFFProcess: Sendable {
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
 
-    init() throws {
-        guard let script = Self.locateScript() else {
+    private init(port: Int, process: Process, stdin: Pipe) {
+        self.port = port
+        self.process = process
+        self.stdin = stdin
+    }
+
+    /// Starts the BFF and returns once it listens. The wait for its port runs on a thread
+    /// of its own; cancelling the calling task ends the child, and the start fails at once.
+    static func start() async throws -> ReferenceBFFProcess {
+        guard let script = locateScript() else {
             throw StartFailure(description: "cannot find Tools/bff/server.py; run from the repository or set MOMENTS_BFF_SCRIPT")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let python = Self.python(besideScript: script)
+        let python = python(besideScript: script)
         process.arguments = [python, script, "--port", "0", "--exit-with-stdin"]
         let stdin = Pipe()
         let stdout = Pipe()
@@ -34,20 +42,31 @@ final class ReferenceBFFProcess: Sendable {
         } catch {
             throw StartFailure(description: "cannot start \(python): \(error.localizedDescription)")
         }
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let reader = stdout.fileHandleForReading
+        // Ending the child closes its output: the read below then returns what it had.
+        let text = try await withTaskCancellationHandler {
+            try await runOffThePool(named: "moments.bff-start") {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                return text
+            }
+        } onCancel: {
+            process.terminate()
+        }
+        if Task.isCancelled {
+            process.terminate()
+            throw CancellationError()
         }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             process.terminate()
             let said = text.split(separator: "\n").first.map { $0.hasPrefix("ERROR ") ? String($0.dropFirst(6)) : "" } ?? ""
             throw StartFailure(description: said.isEmpty ? "the reference BFF (\(python) \(script)) did not start" : said)
         }
-        self.port = port
-        self.process = process
-        self.stdin = stdin
+        return ReferenceBFFProcess(port: port, process: process, stdin: stdin)
     }
 
     func stop() {
