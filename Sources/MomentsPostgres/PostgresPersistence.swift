@@ -35,6 +35,12 @@ public import MomentsObservability
 ///   or a timeline (its owner, list and `isLiked`s) whose save replaced a different
 ///   value confirmed at an overlapping time is contested: announced to every instance,
 ///   this one included, so the server settles which came last.
+/// - A moment's row keeps the answers to likes (`LikeConfirmation`) until a write the
+///   server certainly computed after them: each is the authority for its liker's
+///   register (in `likes`, and the liker's own `isLiked`) in every value written
+///   meanwhile, so an older value saved at an overlapping time never undoes a confirmed
+///   like for an instance that loads the row. A write whose value such an answer
+///   changed is contested.
 /// - A connection lost during a call is opened again and the call retried once: every
 ///   call is a read or an idempotent write. A second loss throws
 ///   `PersistenceError.Code.connectionLost`.

@@ -93,56 +93,6 @@ enum PostgresRows {
         return released
     }
 
-    /// Writes `batch`'s moments that some timeline holds, noting in `written` those
-    /// written and those whose write replaced a different value of unknown order.
-    ///
-    /// The database never goes back: a row the server certainly confirmed after the
-    /// incoming value was computed stays, and a value of unknown age (from a cache)
-    /// never replaces a confirmed one.
-    private static func writeMoments(of batch: PersistenceBatch, confirmed: Confirmed, into written: inout Written, on connection: PostgresConnection) throws {
-        let ids = batch.moments.keys.sorted()
-        guard !ids.isEmpty else { return }
-        let values = try ids.map { id -> String in
-            var moment = batch.moments[id]
-            moment?.isLiked = nil
-            return try json(moment)
-        }
-        // The rows as they are now, locked in key order: a save waiting on another
-        // instance's write of the same moment compares with what that write committed,
-        // not with what the row held when this save's statement began.
-        let stored = try connection.query(
-            "SELECT id, value::text, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-            [PostgresArray.literal(ids.map(StoredID.encode))]
-        )
-        var previous: [String: (value: String?, confirmedNotAfter: Int64?)] = [:]
-        for row in 0..<stored.rowCount {
-            if let id = stored.text(row, 0) { previous[id] = (stored.text(row, 1), stored.text(row, 2).flatMap { Int64($0) }) }
-        }
-        let result = try connection.query("""
-            INSERT INTO moments_moment (id, value, confirmed_not_before, confirmed_not_after)
-            SELECT m.id, m.value, $3, $4 FROM unnest($1::text[], $2::json[]) AS m(id, value)
-            WHERE EXISTS (SELECT 1 FROM moments_timeline_entry e WHERE e.moment_id = m.id)
-            ON CONFLICT (id) DO UPDATE SET value = excluded.value,
-                confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
-            WHERE (excluded.confirmed_not_after IS NULL AND moments_moment.confirmed_not_after IS NULL)
-                OR (excluded.confirmed_not_after IS NOT NULL AND (moments_moment.confirmed_not_before IS NULL
-                    OR moments_moment.confirmed_not_before <= excluded.confirmed_not_after))
-            RETURNING id, value::text
-            """, [PostgresArray.literal(ids.map(StoredID.encode)), PostgresArray.literal(values), confirmed.notBefore.map(String.init), confirmed.notAfter.map(String.init)])
-        for row in 0..<result.rowCount {
-            guard let storedID = result.text(row, 0) else { continue }
-            let id = StoredID.decode(storedID)
-            written.momentIDs.append(id)
-            // Contested: it replaced another value, confirmed no earlier than the
-            // incoming one may have been (always, when the incoming one's start is
-            // unknown).
-            if let old = previous[storedID], old.value != result.text(row, 1),
-               let oldNotAfter = old.confirmedNotAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true {
-                written.contested.append(id)
-            }
-        }
-    }
-
     /// The users of `batch` whose timeline rows it replaces, in key order, their rows
     /// locked: the database never goes back (a row the server certainly confirmed after
     /// the incoming timeline was computed stays, and a timeline of unknown age never
@@ -227,7 +177,7 @@ enum PostgresRows {
     /// `userID`'s timeline as its owner sees it, and when its list was confirmed.
     static func timeline(of userID: String, on connection: PostgresConnection) throws -> (MomentsDetails, ConfirmationInterval?)? {
         let result = try connection.query("""
-            SELECT t.owner, t.confirmed_not_before, t.confirmed_not_after, e.moment_id, e.is_liked, m.value
+            SELECT t.owner, t.confirmed_not_before, t.confirmed_not_after, e.moment_id, e.is_liked, m.value, m.like_confirmations
             FROM moments_timeline t
             LEFT JOIN moments_timeline_entry e ON e.user_id = t.user_id
             LEFT JOIN moments_moment m ON m.id = e.moment_id
@@ -237,13 +187,20 @@ enum PostgresRows {
         let owner: UserDetails = try decode(result.text(0, 0), userID: userID, what: "owner")
         var values: [String] = []
         var entries: [(momentID: String, isLiked: Bool?)] = []
+        let listConfirmed = interval(result, row: 0, from: 1)
         for row in 0..<result.rowCount {
             guard let momentID = result.text(row, 3).map(StoredID.decode) else { continue }
             guard let value = result.text(row, 5) else {
                 throw Damaged(userID: userID, reason: "the timeline lists moment \(momentID.debugDescription), which is not stored")
             }
             values.append(value)
-            entries.append((momentID, result.text(row, 4).map { $0 == "t" }))
+            var isLiked = result.text(row, 4).map { $0 == "t" }
+            if let kept = result.text(row, 6) {
+                // The owner's own like of the moment, answered after the list was computed.
+                let confirmations: [LikeConfirmation] = try decode(kept, userID: userID, what: "likes' answers kept with moment \(momentID.debugDescription)")
+                isLiked = LikeConfirmation.isLiked(isLiked, of: userID, keeping: confirmations, listConfirmedWithin: listConfirmed)
+            }
+            entries.append((momentID, isLiked))
         }
         // The SDK's fast reader over the whole list; `JSONDecoder` row by row only when
         // it cannot read them, to name a damaged one.
@@ -256,7 +213,7 @@ enum PostgresRows {
             }
         }
         let moments = zip(decoded, entries).map { moment, entry in moment.withIsLiked(entry.isLiked) }
-        return (MomentsDetails(userDetails: owner, moments: moments), interval(result, row: 0, from: 1))
+        return (MomentsDetails(userDetails: owner, moments: moments), listConfirmed)
     }
 
     /// The stored moments among `ids`, with when each was confirmed.
@@ -316,13 +273,13 @@ enum PostgresRows {
 
     /// Keys in a fixed order, so equal values are equal texts (contested rows are found
     /// by comparing them).
-    private static func json(_ value: (some Encodable)?) throws -> String {
+    static func json(_ value: (some Encodable)?) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    private static func decode<T: Decodable>(_ text: String?, userID: String?, what: String) throws -> T {
+    static func decode<T: Decodable>(_ text: String?, userID: String?, what: String) throws -> T {
         guard let text else { throw Damaged(userID: userID, reason: "the \(what) is missing") }
         do {
             return try JSONDecoder().decode(T.self, from: Data(text.utf8))

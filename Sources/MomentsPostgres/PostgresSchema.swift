@@ -9,6 +9,10 @@
 /// when the server confirmed it, in microseconds since 1970), shared by every timeline
 /// that holds it; `moments_timeline` holds each owner's details; `moments_timeline_entry`
 /// lists each user's moment ids in order. Ids are stored as ``StoredID`` writes them.
+///
+/// Version 2: `moments_moment.like_confirmations`, the answers to likes a moment's row
+/// keeps until a certainly newer write (a JSON array of `LikeConfirmation`; `NULL` for
+/// none).
 enum PostgresSchema {
     /// Taken with `pg_advisory_xact_lock` while migrating ("MOMT").
     static let migrationLock: Int64 = 0x4D4F_4D54
@@ -37,6 +41,7 @@ enum PostgresSchema {
         );
         CREATE UNIQUE INDEX moments_timeline_entry_by_moment ON moments_timeline_entry (moment_id, user_id);
         """,
+        "ALTER TABLE moments_moment ADD COLUMN like_confirmations json",
     ]
 
     /// The version this SDK writes.

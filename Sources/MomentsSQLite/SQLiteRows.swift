@@ -45,7 +45,7 @@ enum SQLiteRows {
         }
         let moment = Moment(
             id: try text(0),
-            userDetails: Moment.MomentUserDetails(id: try text(1), name: try text(2), avatar: try text(3)),
+            userDetails: Moment.MomentUserDetails(id: try optionalText(1), name: try text(2), avatar: try text(3)),
             type: type,
             title: try optionalText(5),
             url: try optionalText(6),
@@ -92,7 +92,7 @@ enum SQLiteRows {
         }
         return Moment(
             id: row.text(at: 0),
-            userDetails: Moment.MomentUserDetails(id: row.text(at: 1), name: row.text(at: 2), avatar: row.text(at: 3)),
+            userDetails: Moment.MomentUserDetails(id: row.optionalText(at: 1), name: row.text(at: 2), avatar: row.text(at: 3)),
             type: MomentType(rawValue: row.text(at: 4)) ?? .photos,
             title: row.optionalText(at: 5), url: row.optionalText(at: 6),
             photos: (try? StringListCoding.decode(row.text(at: 7))) ?? [],

@@ -5,7 +5,8 @@
 ///
 /// Version 2 is normalized: one `moment` row per moment id, shared by every timeline
 /// that holds it; `timeline_entry` lists each user's moment ids in order. Every
-/// `moment` and `timeline` row carries a checksum of its content.
+/// `moment` and `timeline` row carries a checksum of its content. Version 3 lets a
+/// moment's author id be unknown.
 enum SQLiteSchema {
     /// "MOMT".
     static let applicationID: Int64 = 0x4D4F_4D54
@@ -77,6 +78,26 @@ enum SQLiteSchema {
                 """),
             .code { connection in try SQLiteRows.recomputeChecksums(connection) },
         ],
+        // Version 3: a moment's author id may be unknown (`NULL`). Checksums of rows
+        // with an author id are unchanged.
+        [.sql("""
+            CREATE TABLE moment_v3 (
+                id TEXT NOT NULL PRIMARY KEY,
+                author_id TEXT,
+                author_name TEXT NOT NULL,
+                author_avatar TEXT NOT NULL,
+                type TEXT NOT NULL,
+                title TEXT,
+                url TEXT,
+                photos TEXT NOT NULL,
+                created_date TEXT NOT NULL,
+                likes TEXT,
+                checksum INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO moment_v3 SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, likes, checksum FROM moment;
+            DROP TABLE moment;
+            ALTER TABLE moment_v3 RENAME TO moment;
+            """)],
     ]
 
     /// The version this SDK writes.

@@ -57,9 +57,26 @@ import Testing
         #expect(try await persistence.load(userID: "b") == b)
         #expect(Set(try await persistence.userIDs()) == ["a", "b"])
         let connection = try SQLiteConnection(path: path, busyTimeout: .seconds(1))
-        #expect(try connection.integer("PRAGMA user_version") == 2)
+        #expect(try connection.integer("PRAGMA user_version") == SQLiteSchema.currentVersion)
         #expect(try connection.text("PRAGMA integrity_check") == "ok")
         #expect(try connection.integer("SELECT count(*) FROM moment") == 15)
+    }
+
+    @Test func aMigratedDatabaseKeepsAnAuthorWhoseIDIsUnknown() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("v1.sqlite").path
+        let a = SampleTimelines.timeline(user: "a", moments: 2)
+        try writeVersion1(["a": a], to: path)
+        var anonymous = SampleTimelines.timeline(user: "b", moments: 2)
+        anonymous.moments[1].userDetails.id = nil
+
+        let persistence = try SQLitePersistence(path: path)
+        try await persistence.save(anonymous, for: "b")
+        #expect(try await persistence.load(userID: "b") == anonymous)
+        #expect(try await persistence.load(userID: "a") == a, "a checksum written before the migration still holds")
+        let reopened = try SQLitePersistence(path: path)
+        #expect(try await reopened.load(userID: "b")?.moments[1].userDetails.id == nil)
     }
 
     @Test func aMomentStoredTwiceInVersion1BecomesOneSharedRecordAndDuplicatesAreDropped() async throws {

@@ -9,15 +9,16 @@ public import Foundation
 public struct Moment: Sendable, Hashable, Identifiable {
     /// The author of a moment.
     public struct MomentUserDetails: Codable, Sendable, Hashable {
-        /// The author's id.
-        public var id: String
+        /// The author's id; `nil` when the answer leaves it out (the BFF's own sample
+        /// answer names an author by `name` and `avatar` only).
+        public var id: String?
         /// The author's display name.
         public var name: String
         /// The URL of the author's avatar image.
         public var avatar: String
 
-        /// An author with every field given.
-        public init(id: String, name: String, avatar: String) {
+        /// An author with every field given (`id` may be unknown).
+        public init(id: String?, name: String, avatar: String) {
             self.id = id
             self.name = name
             self.avatar = avatar

@@ -179,7 +179,7 @@ package enum TimelineFastDecoding {
             else if key.spells("avatar") { try set(&avatar, scanner.readString()) }
             else { try scanner.skipValue() }
         }
-        guard let id, let name, let avatar else { throw Unreadable() }
+        guard let name, let avatar else { throw Unreadable() }
         return Moment.MomentUserDetails(id: id, name: name, avatar: avatar)
     }
 

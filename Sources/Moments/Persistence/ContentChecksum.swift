@@ -45,7 +45,11 @@ package enum ContentChecksum {
 
     private static func add(_ moment: Moment, to checksum: inout Checksum) {
         checksum.add(moment.id)
-        checksum.add(moment.userDetails.id)
+        if let authorID = moment.userDetails.id {
+            checksum.add(authorID)
+        } else {
+            checksum.add(UInt64.max)  // no text's length: an absent id is unlike every id
+        }
         checksum.add(moment.userDetails.name)
         checksum.add(moment.userDetails.avatar)
         checksum.add(moment.type.rawValue)

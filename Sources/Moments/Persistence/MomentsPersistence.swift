@@ -87,12 +87,21 @@ public struct PersistenceBatch: Sendable, Hashable {
     /// from the server); `nil` for values of unknown age. Storage shared between
     /// instances keeps it for ordering (see ``MomentsChangeBus``); others may ignore it.
     public var confirmedWithin: ConfirmationInterval?
+    /// The answers to likes the batch's moments reflect, oldest first. Storage shared
+    /// between instances keeps each with its moment until a write the server certainly
+    /// computed after it (see ``LikeConfirmation``); others may ignore them. Each one's
+    /// moment is among ``moments``, and ``confirmedWithin`` covers its interval.
+    public var likeConfirmations: [LikeConfirmation]
 
     /// A batch of `timelines` and `moments`, confirmed within `interval` if known.
-    public init(timelines: [String: StoredTimeline] = [:], moments: [Moment] = [], confirmedWithin interval: ConfirmationInterval? = nil) {
+    public init(
+        timelines: [String: StoredTimeline] = [:], moments: [Moment] = [], confirmedWithin interval: ConfirmationInterval? = nil,
+        likeConfirmations: [LikeConfirmation] = []
+    ) {
         self.timelines = timelines
         self.moments = moments.isEmpty ? [:] : Dictionary(moments.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.confirmedWithin = interval
+        self.likeConfirmations = likeConfirmations
     }
 
     /// A batch replacing `userID`'s timeline with `details` and saving each of its moments.
@@ -109,6 +118,7 @@ public struct PersistenceBatch: Sendable, Hashable {
         let wasEmpty = isEmpty
         timelines.merge(later.timelines) { _, last in last }
         moments.merge(later.moments) { _, last in last }
+        likeConfirmations += later.likeConfirmations
         if wasEmpty {
             confirmedWithin = later.confirmedWithin
         } else if let interval = confirmedWithin, let other = later.confirmedWithin {

@@ -63,6 +63,10 @@ import MomentsObservability
 /// 3. A subscriber never sees a confirmed value followed by an older one.
 /// 4. Once nothing is in flight (``waitUntilIdle()``), memory, persistence, the last
 ///    value streamed and the server agree, for every user.
+///
+/// Rule 1 holds across evictions too: with storage that several instances share, each
+/// like's answer is saved with its moment (``LikeConfirmation``) and stands there
+/// against older values other instances save, so a timeline loaded again shows it.
 public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration

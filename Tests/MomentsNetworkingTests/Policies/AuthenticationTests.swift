@@ -83,6 +83,9 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
         let tokens = CountingTokens()
         let client = HTTPClient(baseURL: testBaseURL, transport: server(valid: "t2")) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
+            // What is tested is the count of refreshes, not a deadline: forty calls may
+            // wait that long for Swift's two shared threads while other suites run.
+            $0.timeout = .seconds(300)
         }
 
         try await withThrowingTaskGroup(of: User.self) { group in

@@ -21,4 +21,14 @@ import MomentsTestTraits
             Issue.record("schedule \(failure.seed), \(model) isLiked, failed (replay: MOMENTS_SHARED_SIMULATION_SEED=\(failure.seed) swift test --filter SharedStoreSimulationTests):\n  \(failure.details.joined(separator: "\n  "))")
         }
     }
+
+    /// Schedules that once failed: an instance evicted a moment whose like it had
+    /// confirmed, then loaded it again from a row another instance had replaced with an
+    /// older value of overlapping interval, and showed the like undone (the row now keeps
+    /// the like's answer: ``LikeConfirmation``).
+    @Test(arguments: [62283, 93871] as [UInt64], SimulatedServer.IsLikedModel.allCases)
+    func anEvictedMomentLoadedAgainKeepsItsConfirmedLike(seed: UInt64, model: SimulatedServer.IsLikedModel) async {
+        let failures = await SharedStoreSimulation(seed: seed, model: model).runWithDeadline(.seconds(120))
+        #expect(failures.isEmpty, "schedule \(seed), \(model) isLiked:\n  \(failures.joined(separator: "\n  "))")
+    }
 }

@@ -66,6 +66,21 @@ extension StoreState {
                        sent: evidence.sent ?? evidence.received, received: evidence.received)
     }
 
+    /// Adds the answer to `userID`'s like of `momentID` to `batch` as a
+    /// ``LikeConfirmation``, with the moment's confirmed value (written even when the
+    /// answer changed nothing), so storage shared between instances keeps the liker's
+    /// register as the answer gave it against any write not certainly computed after it.
+    func addLikeConfirmation(
+        of momentID: String, by userID: String, in details: MomentsDetails, evidence: Evidence,
+        to batch: inout PersistenceBatch, now: StoreInstant, wallClockNow: Date
+    ) {
+        guard let pin = likePin(on: momentID, in: details, for: userID, evidence: evidence),
+              let record = records[momentID] else { return }
+        let interval = Evidence(sent: pin.sent, received: pin.received).confirmationInterval(now: now, wallClockNow: wallClockNow)
+        batch.likeConfirmations.append(LikeConfirmation(momentID: momentID, liker: pin.liker, isLiked: pin.isLiked, confirmedWithin: interval))
+        if batch.moments[momentID] == nil { batch.moments[momentID] = record.value }
+    }
+
     /// Each moment's record (`nil` for an id with none yet), in order.
     ///
     /// A new list mostly keeps the old one's moments in the old order (a moment added at

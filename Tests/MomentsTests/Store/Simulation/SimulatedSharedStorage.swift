@@ -3,10 +3,11 @@ import Moments
 
 /// Storage that several simulated instances share, with the rules `PostgresPersistence`
 /// keeps: a moment or timeline row is replaced only by a value not certainly older than
-/// it (a value of unknown age only replaces another of unknown age), a moment no
-/// timeline holds is not kept, and each save announces what it wrote to every other
+/// it (a value of unknown age only replaces another of unknown age), a moment row keeps
+/// the answers to likes until a certainly newer write (``LikeConfirmation``), a moment
+/// no timeline holds is not kept, and each save announces what it wrote to every other
 /// instance (and to the writer too, for rows whose save replaced a different value of
-/// unknown order).
+/// unknown order, or whose value a kept like's answer changed).
 ///
 /// Announcements wait in a per-instance inbox, in commit order, until the simulation
 /// delivers them; a delivery reads the rows as they are then, as a `LISTEN`ing
@@ -15,6 +16,8 @@ actor SimulatedSharedStorage {
     private struct Row<Value> {
         var value: Value
         var confirmed: ConfirmationInterval?
+        /// The answers to likes the value keeps until a certainly newer write (moments only).
+        var likeConfirmations: [LikeConfirmation] = []
     }
 
     private struct Announcement {
@@ -92,7 +95,13 @@ actor SimulatedSharedStorage {
     // MARK: - Persistence
 
     func load(userID: String) -> MomentsDetails? {
-        timelines[userID]?.value.assemble(for: userID) { moments[$0]?.value }
+        guard let row = timelines[userID], var details = row.value.assemble(for: userID, moment: { moments[$0]?.value }) else { return nil }
+        for index in details.moments.indices {
+            let kept = moments[details.moments[index].id]?.likeConfirmations ?? []
+            details.moments[index].isLiked = LikeConfirmation.isLiked(details.moments[index].isLiked, of: userID, keeping: kept,
+                                                                      listConfirmedWithin: row.confirmed)
+        }
+        return details
     }
 
     func save(_ batch: PersistenceBatch, from instance: Int) throws {
@@ -126,7 +135,14 @@ actor SimulatedSharedStorage {
             if let existing = moments[id], existing.value != stored, Self.overlaps(existing.confirmed, batch.confirmedWithin) {
                 contested.insert(id)
             }
-            moments[id] = Row(value: stored, confirmed: batch.confirmedWithin)
+            let kept = LikeConfirmation.kept(stored: moments[id]?.likeConfirmations ?? [],
+                                             arriving: batch.likeConfirmations.filter { $0.momentID == id },
+                                             writtenWithin: batch.confirmedWithin)
+            let confirmed = LikeConfirmation.applying(kept, to: stored)
+            // A register a kept like's answer overrides: the writer's value differs from
+            // the row in an order only the server knows.
+            if confirmed != stored { contested.insert(id) }
+            moments[id] = Row(value: confirmed, confirmed: batch.confirmedWithin, likeConfirmations: kept)
             written.append(id)
         }
         log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) (wrote \(writtenTimelines), contested \(contestedTimelines.sorted())) within \(Self.describe(batch.confirmedWithin)): "
