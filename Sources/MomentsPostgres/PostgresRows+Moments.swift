@@ -32,6 +32,8 @@ extension PostgresRows {
     /// inserts between the lock and this write is locked and decided again.
     static func writeMoments(of batch: PersistenceBatch, confirmed: Confirmed, into written: inout Written, on connection: PostgresConnection) throws {
         var pending = batch.moments.keys.sorted()
+        // As stored, to the microsecond, so it compares with stored rows exactly.
+        let incoming = ConfirmationInterval(microsecondsNotBefore: confirmed.notBefore, notAfter: confirmed.notAfter)
         var arriving: [String: [LikeConfirmation]] = [:]
         for confirmation in batch.likeConfirmations { arriving[confirmation.momentID, default: []].append(confirmation) }
         // The first pass writes every row, unless another instance inserted it since it
@@ -43,7 +45,9 @@ extension PostgresRows {
                 guard let moment = batch.moments[id] else { continue }
                 let old = stored[StoredID.encode(id)]
                 if old == nil, pass > 0 { continue }
-                if let old, !replaces(confirmed, old.confirmed) { continue }
+                if let old, !ConfirmationInterval.replaces(incoming, ConfirmationInterval(microsecondsNotBefore: old.confirmed.notBefore, notAfter: old.confirmed.notAfter)) {
+                    continue
+                }
                 let write = try momentWrite(moment, replacing: old, arriving: arriving[id] ?? [], within: batch.confirmedWithin, confirmed: confirmed)
                 if old == nil { inserts.append(write) } else { updates.append(write) }
             }
@@ -75,13 +79,6 @@ extension PostgresRows {
             )
         }
         return stored
-    }
-
-    /// `PostgresRows`' rule: a value of unknown age replaces only another of unknown age;
-    /// a confirmed value replaces any row the server did not certainly confirm after it.
-    private static func replaces(_ incoming: Confirmed, _ stored: Confirmed) -> Bool {
-        guard let notAfter = incoming.notAfter else { return stored.notAfter == nil }
-        return stored.notBefore.map { $0 <= notAfter } ?? true
     }
 
     /// The row `moment`'s write leaves: its value with the kept likes' answers applied.

@@ -15,7 +15,7 @@ extension SQLitePersistence {
         return ids
     }
 
-    func writeTimeline(_ timeline: StoredTimeline, for userID: String, batch: PersistenceBatch) throws {
+    func writeTimeline(_ timeline: StoredTimeline, for userID: String, batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?) throws {
         let exists = try connection.statement("SELECT 1 FROM moment WHERE id = ?")
         for entry in timeline.entries where batch.moments[entry.momentID] == nil {
             exists.bind(entry.momentID, at: 1)
@@ -23,10 +23,11 @@ extension SQLitePersistence {
             guard try exists.step() else { throw PersistenceError.missingMoment(entry.momentID, location: path, userID: userID) }
         }
         let owner = try connection.statement("""
-            INSERT INTO timeline (user_id, owner_id, owner_name, owner_avatar, owner_background, checksum)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO timeline (user_id, owner_id, owner_name, owner_avatar, owner_background, checksum, confirmed_not_before, confirmed_not_after)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (user_id) DO UPDATE SET owner_id = excluded.owner_id, owner_name = excluded.owner_name,
-                owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background, checksum = excluded.checksum
+                owner_avatar = excluded.owner_avatar, owner_background = excluded.owner_background, checksum = excluded.checksum,
+                confirmed_not_before = excluded.confirmed_not_before, confirmed_not_after = excluded.confirmed_not_after
             """)
         owner.bind(userID, at: 1)
         owner.bind(timeline.userDetails.id, at: 2)
@@ -34,6 +35,8 @@ extension SQLitePersistence {
         owner.bind(timeline.userDetails.avatar, at: 4)
         owner.bind(timeline.userDetails.backgroundImage, at: 5)
         owner.bind(ContentChecksum.of(timeline, userID: userID), at: 6)
+        owner.bind(confirmed?.microseconds.notBefore, at: 7)
+        owner.bind(confirmed?.microseconds.notAfter, at: 8)
         try owner.run()
 
         let clear = try connection.statement("DELETE FROM timeline_entry WHERE user_id = ?")
@@ -66,7 +69,7 @@ extension SQLitePersistence {
             PersistenceError(code: .corruptedData, location: path, userID: userID, reason: "the stored timeline has \(what)")
         }
         let owner = try connection.statement(
-            "SELECT owner_id, owner_name, owner_avatar, owner_background, checksum FROM timeline WHERE user_id = ?"
+            "SELECT owner_id, owner_name, owner_avatar, owner_background, checksum, confirmed_not_before, confirmed_not_after FROM timeline WHERE user_id = ?"
         )
         defer { owner.reset() }
         owner.bind(userID, at: 1)
@@ -78,9 +81,10 @@ extension SQLitePersistence {
         }
         let userDetails = UserDetails(id: fields[0], name: fields[1], avatar: fields[2], backgroundImage: fields[3])
         let storedChecksum = owner.int(at: 4)
+        let listConfirmed = ConfirmationInterval(microsecondsNotBefore: owner.optionalInt(at: 5), notAfter: owner.optionalInt(at: 6))
 
         let rows = try connection.statement("""
-            SELECT e.moment_id, e.is_liked, m.\(SQLiteRows.momentColumns.replacingOccurrences(of: ", ", with: ", m."))
+            SELECT e.moment_id, e.is_liked, m.\(SQLiteRows.momentColumns.replacingOccurrences(of: ", ", with: ", m.")), m.like_confirmations
             FROM timeline_entry e LEFT JOIN moment m ON m.id = e.moment_id
             WHERE e.user_id = ? ORDER BY e.position
             """)
@@ -95,7 +99,13 @@ extension SQLitePersistence {
             guard !rows.isNull(at: 2) else { throw damaged("moment \(momentID.debugDescription) listed but not stored") }
             let moment = try SQLiteRows.readMoment(rows, from: 2, damaged: damaged)
             guard moment.id == momentID else { throw damaged("a moment stored under another id") }
-            moments.append(moment.withIsLiked(isLiked))
+            var shownIsLiked = isLiked
+            if !rows.isNull(at: 13) {
+                // The owner's own like of the moment, answered after the list was computed.
+                let kept = try likeConfirmations(rows, at: 13, damaged: damaged)
+                shownIsLiked = LikeConfirmation.isLiked(isLiked, of: userID, keeping: kept, listConfirmedWithin: listConfirmed)
+            }
+            moments.append(moment.withIsLiked(shownIsLiked))
         }
         let timeline = StoredTimeline(userDetails: userDetails, entries: entries)
         guard storedChecksum == ContentChecksum.of(timeline, userID: userID) else {

@@ -140,6 +140,11 @@ public actor SQLitePersistence: MomentsPersistence {
         }
     }
 
+    /// `true`: each row keeps when the server computed it and no row is replaced by a
+    /// value certainly computed before it, so several processes can share the file (see
+    /// ``MomentsPersistence/keepsConfirmationIntervals``).
+    public nonisolated var keepsConfirmationIntervals: Bool { true }
+
     /// Closes the database: its connection, file and locks are released, and every
     /// later call throws ``PersistenceError/Code-swift.struct/closed``. The thread of
     /// its executor ends when the persistence is released. Idempotent.
@@ -226,24 +231,19 @@ public actor SQLitePersistence: MomentsPersistence {
 
     private func write(_ batch: PersistenceBatch) throws {
         do {
+            // As stored, to the microsecond, so it compares with stored rows exactly.
+            let confirmed = batch.confirmedWithin.flatMap {
+                ConfirmationInterval(microsecondsNotBefore: $0.microseconds.notBefore, notAfter: $0.microseconds.notAfter)
+            }
             try connection.transaction(writing: true) {
                 var released = Set<String>()
                 for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
+                    // Another process's certainly newer timeline stays.
+                    if let stored = try storedTimelineAge(of: userID), !ConfirmationInterval.replaces(confirmed, stored.interval) { continue }
                     released.formUnion(try momentIDs(of: userID))
-                    try writeTimeline(timeline, for: userID, batch: batch)
+                    try writeTimeline(timeline, for: userID, batch: batch, confirmedWithin: confirmed)
                 }
-                let upsert = try connection.statement("""
-                    INSERT INTO moment (\(SQLiteRows.momentColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-                    WHERE EXISTS (SELECT 1 FROM timeline_entry WHERE moment_id = ?1)
-                    ON CONFLICT (id) DO UPDATE SET author_id = excluded.author_id, author_name = excluded.author_name,
-                        author_avatar = excluded.author_avatar, type = excluded.type, title = excluded.title, url = excluded.url,
-                        photos = excluded.photos, created_date = excluded.created_date, likes = excluded.likes,
-                        checksum = excluded.checksum
-                    """)
-                for moment in batch.moments.values {
-                    SQLiteRows.bindMoment(moment, to: upsert, from: 1)
-                    try upsert.run()
-                }
+                try writeMoments(of: batch, confirmedWithin: confirmed)
                 try removeOrphans(released)
             }
         } catch let error as SQLiteError where error.resultCode == SQLITE_CONSTRAINT {

@@ -6,7 +6,8 @@
 /// Version 2 is normalized: one `moment` row per moment id, shared by every timeline
 /// that holds it; `timeline_entry` lists each user's moment ids in order. Every
 /// `moment` and `timeline` row carries a checksum of its content. Version 3 lets a
-/// moment's author id be unknown.
+/// moment's author id be unknown, and keeps with each row when the server computed it
+/// and with each moment the answers to likes (the rules of shared storage).
 enum SQLiteSchema {
     /// "MOMT".
     static let applicationID: Int64 = 0x4D4F_4D54
@@ -78,8 +79,11 @@ enum SQLiteSchema {
                 """),
             .code { connection in try SQLiteRows.recomputeChecksums(connection) },
         ],
-        // Version 3: a moment's author id may be unknown (`NULL`). Checksums of rows
-        // with an author id are unchanged.
+        // Version 3: a moment's author id may be unknown (`NULL`), and several processes
+        // share one file under the ordering rule of shared storage: each moment and
+        // timeline row keeps when the server computed it (microseconds since 1970), and
+        // each moment the answers to likes it keeps (a JSON array of `LikeConfirmation`).
+        // Checksums (of content only) are unchanged.
         [.sql("""
             CREATE TABLE moment_v3 (
                 id TEXT NOT NULL PRIMARY KEY,
@@ -92,11 +96,17 @@ enum SQLiteSchema {
                 photos TEXT NOT NULL,
                 created_date TEXT NOT NULL,
                 likes TEXT,
-                checksum INTEGER NOT NULL
+                checksum INTEGER NOT NULL,
+                confirmed_not_before INTEGER,
+                confirmed_not_after INTEGER,
+                like_confirmations TEXT
             ) WITHOUT ROWID;
-            INSERT INTO moment_v3 SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, likes, checksum FROM moment;
+            INSERT INTO moment_v3 (id, author_id, author_name, author_avatar, type, title, url, photos, created_date, likes, checksum)
+                SELECT id, author_id, author_name, author_avatar, type, title, url, photos, created_date, likes, checksum FROM moment;
             DROP TABLE moment;
             ALTER TABLE moment_v3 RENAME TO moment;
+            ALTER TABLE timeline ADD COLUMN confirmed_not_before INTEGER;
+            ALTER TABLE timeline ADD COLUMN confirmed_not_after INTEGER;
             """)],
     ]
 

@@ -49,6 +49,14 @@ final class SQLiteStatement {
         sqlite3_bind_int64(handle, index, value)
     }
 
+    func bind(_ value: Int64?, at index: Int32) {
+        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    func optionalInt(at column: Int32) -> Int64? {
+        isNull(at: column) ? nil : int(at: column)
+    }
+
     func bind(_ value: Bool?, at index: Int32) {
         if let value { sqlite3_bind_int64(handle, index, value ? 1 : 0) } else { sqlite3_bind_null(handle, index) }
     }

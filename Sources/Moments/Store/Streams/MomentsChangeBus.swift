@@ -120,6 +120,30 @@ public struct ConfirmationInterval: Sendable, Hashable, Codable {
         self.notAfter = notAfter
     }
 
+    /// Storage's ordering rule: whether a value computed within `incoming` replaces a
+    /// stored one computed within `stored`. A value of unknown age (`nil`) replaces only
+    /// another of unknown age; a confirmed value replaces any value the server did not
+    /// certainly compute after it.
+    public static func replaces(_ incoming: ConfirmationInterval?, _ stored: ConfirmationInterval?) -> Bool {
+        guard let incoming else { return stored == nil }
+        guard let stored, let storedStart = stored.notBefore else { return true }
+        return storedStart <= incoming.notAfter
+    }
+
+    /// The interval in whole microseconds since 1970, as databases store it.
+    package var microseconds: (notBefore: Int64?, notAfter: Int64) {
+        (notBefore.map(Self.microseconds), Self.microseconds(notAfter))
+    }
+
+    /// The interval stored as ``microseconds``; `nil` when `notAfter` is.
+    package init?(microsecondsNotBefore notBefore: Int64?, notAfter: Int64?) {
+        guard let notAfter else { return nil }
+        self.init(notBefore: notBefore.map(Self.date), notAfter: Self.date(notAfter))
+    }
+
+    private static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e6).rounded()) }
+    private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1e6) }
+
     /// The smallest interval holding both (what a merged write may hold).
     public func union(_ other: ConfirmationInterval) -> ConfirmationInterval {
         let earliest: Date? = if let notBefore, let otherStart = other.notBefore { min(notBefore, otherStart) } else { nil }

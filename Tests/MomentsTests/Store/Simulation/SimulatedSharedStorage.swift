@@ -118,7 +118,7 @@ actor SimulatedSharedStorage {
         var contestedTimelines: Set<String> = []
         for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
             if let old = timelines[userID] {
-                if !Self.replaces(batch.confirmedWithin, old.confirmed) { continue }
+                if !ConfirmationInterval.replaces(batch.confirmedWithin, old.confirmed) { continue }
                 if old.value != timeline, Self.overlaps(old.confirmed, batch.confirmedWithin) { contestedTimelines.insert(userID) }
                 released.formUnion(old.value.entries.map(\.momentID))
             }
@@ -129,7 +129,7 @@ actor SimulatedSharedStorage {
         var written: [String] = []
         var contested: Set<String> = []
         for (id, moment) in batch.moments.sorted(by: { $0.key < $1.key }) where held.contains(id) {
-            if let existing = moments[id], !Self.replaces(batch.confirmedWithin, existing.confirmed) { continue }
+            if let existing = moments[id], !ConfirmationInterval.replaces(batch.confirmedWithin, existing.confirmed) { continue }
             var stored = moment
             stored.isLiked = nil
             if let existing = moments[id], existing.value != stored, Self.overlaps(existing.confirmed, batch.confirmedWithin) {
@@ -164,14 +164,6 @@ actor SimulatedSharedStorage {
         guard let existing, let incoming else { return false }
         guard let incomingStart = incoming.notBefore else { return true }
         return existing.notAfter >= incomingStart
-    }
-
-    /// `PostgresRows`' rule: a value of unknown age replaces only another of unknown age;
-    /// a confirmed value replaces any row the server did not certainly confirm after it.
-    private static func replaces(_ incoming: ConfirmationInterval?, _ existing: ConfirmationInterval?) -> Bool {
-        guard let incoming else { return existing == nil }
-        guard let existing, let existingStart = existing.notBefore else { return true }
-        return existingStart <= incoming.notAfter
     }
 
     private static func describe(_ interval: ConfirmationInterval?) -> String {

@@ -1,0 +1,70 @@
+import Foundation
+import Moments
+
+/// The ordering rule of shared storage, so several processes can write one file: a row
+/// is replaced only by a value not certainly computed before it, and a moment keeps the
+/// answers to likes (``LikeConfirmation``) until a write certainly computed after them.
+extension SQLitePersistence {
+    /// When a stored timeline was computed (`nil` inside: unknown); `nil` if none is stored.
+    struct StoredAge {
+        var interval: ConfirmationInterval?
+    }
+
+    func storedTimelineAge(of userID: String) throws -> StoredAge? {
+        let statement = try connection.statement("SELECT confirmed_not_before, confirmed_not_after FROM timeline WHERE user_id = ?")
+        defer { statement.reset() }
+        statement.bind(userID, at: 1)
+        guard try statement.step() else { return nil }
+        return StoredAge(interval: ConfirmationInterval(microsecondsNotBefore: statement.optionalInt(at: 0), notAfter: statement.optionalInt(at: 1)))
+    }
+
+    /// Writes `batch`'s moments that some timeline holds and that no certainly newer
+    /// row keeps out, each with the likes' answers its row keeps applied.
+    func writeMoments(of batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?) throws {
+        guard !batch.moments.isEmpty else { return }
+        var arriving: [String: [LikeConfirmation]] = [:]
+        for confirmation in batch.likeConfirmations { arriving[confirmation.momentID, default: []].append(confirmation) }
+        let stored = try connection.statement("SELECT confirmed_not_before, confirmed_not_after, like_confirmations FROM moment WHERE id = ?")
+        let upsert = try connection.statement("""
+            INSERT INTO moment (\(SQLiteRows.momentColumns), confirmed_not_before, confirmed_not_after, like_confirmations)
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+            WHERE EXISTS (SELECT 1 FROM timeline_entry WHERE moment_id = ?1)
+            ON CONFLICT (id) DO UPDATE SET author_id = excluded.author_id, author_name = excluded.author_name,
+                author_avatar = excluded.author_avatar, type = excluded.type, title = excluded.title, url = excluded.url,
+                photos = excluded.photos, created_date = excluded.created_date, likes = excluded.likes,
+                checksum = excluded.checksum, confirmed_not_before = excluded.confirmed_not_before,
+                confirmed_not_after = excluded.confirmed_not_after, like_confirmations = excluded.like_confirmations
+            """)
+        for moment in batch.moments.values {
+            stored.bind(moment.id, at: 1)
+            var kept: [LikeConfirmation] = []
+            if try stored.step() {
+                defer { stored.reset() }
+                let age = ConfirmationInterval(microsecondsNotBefore: stored.optionalInt(at: 0), notAfter: stored.optionalInt(at: 1))
+                guard ConfirmationInterval.replaces(confirmed, age) else { continue }
+                if !stored.isNull(at: 2) {
+                    kept = try likeConfirmations(stored, at: 2) { reason in
+                        PersistenceError(code: .corruptedData, location: path, reason: "moment \(moment.id.debugDescription) has \(reason)")
+                    }
+                }
+            } else {
+                stored.reset()
+            }
+            kept = LikeConfirmation.kept(stored: kept, arriving: arriving[moment.id] ?? [], writtenWithin: confirmed)
+            SQLiteRows.bindMoment(LikeConfirmation.applying(kept, to: moment), to: upsert, from: 1)
+            upsert.bind(confirmed?.microseconds.notBefore, at: 12)
+            upsert.bind(confirmed?.microseconds.notAfter, at: 13)
+            upsert.bind(kept.isEmpty ? nil : String(decoding: try JSONEncoder().encode(kept), as: UTF8.self), at: 14)
+            try upsert.run()
+        }
+    }
+
+    /// The likes' answers stored in `row`'s `column`.
+    func likeConfirmations(_ row: SQLiteStatement, at column: Int32, damaged: (String) -> PersistenceError) throws -> [LikeConfirmation] {
+        guard let text = row.validText(at: column),
+              let confirmations = try? JSONDecoder().decode([LikeConfirmation].self, from: Data(text.utf8)) else {
+            throw damaged("likes' answers that cannot be read")
+        }
+        return confirmations
+    }
+}
