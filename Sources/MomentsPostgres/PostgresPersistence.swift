@@ -37,8 +37,7 @@ public import MomentsObservability
 ///   this one included, so the server settles which came last.
 /// - A moment's row keeps the answers to likes (`LikeConfirmation`) until a write the
 ///   server certainly computed after them: each is the authority for its liker's
-///   register (in `likes`, and the liker's own `isLiked`) in every value written
-///   meanwhile, so an older value saved at an overlapping time never undoes a confirmed
+///   place in `likes` in every value written meanwhile, so an older value saved at an overlapping time never undoes a confirmed
 ///   like for an instance that loads the row. A write whose value such an answer
 ///   changed is contested.
 /// - A connection lost during a call is opened again and the call retried once: every

@@ -177,7 +177,7 @@ enum PostgresRows {
     /// `userID`'s timeline as its owner sees it, and when its list was confirmed.
     static func timeline(of userID: String, on connection: PostgresConnection) throws -> (MomentsDetails, ConfirmationInterval?)? {
         let result = try connection.query("""
-            SELECT t.owner, t.confirmed_not_before, t.confirmed_not_after, e.moment_id, e.is_liked, m.value, m.like_confirmations
+            SELECT t.owner, t.confirmed_not_before, t.confirmed_not_after, e.moment_id, e.is_liked, m.value
             FROM moments_timeline t
             LEFT JOIN moments_timeline_entry e ON e.user_id = t.user_id
             LEFT JOIN moments_moment m ON m.id = e.moment_id
@@ -187,20 +187,13 @@ enum PostgresRows {
         let owner: UserDetails = try decode(result.text(0, 0), userID: userID, what: "owner")
         var values: [String] = []
         var entries: [(momentID: String, isLiked: Bool?)] = []
-        let listConfirmed = interval(result, row: 0, from: 1)
         for row in 0..<result.rowCount {
             guard let momentID = result.text(row, 3).map(StoredID.decode) else { continue }
             guard let value = result.text(row, 5) else {
                 throw Damaged(userID: userID, reason: "the timeline lists moment \(momentID.debugDescription), which is not stored")
             }
             values.append(value)
-            var isLiked = result.text(row, 4).map { $0 == "t" }
-            if let kept = result.text(row, 6) {
-                // The owner's own like of the moment, answered after the list was computed.
-                let confirmations: [LikeConfirmation] = try decode(kept, userID: userID, what: "likes' answers kept with moment \(momentID.debugDescription)")
-                isLiked = LikeConfirmation.isLiked(isLiked, of: userID, keeping: confirmations, listConfirmedWithin: listConfirmed)
-            }
-            entries.append((momentID, isLiked))
+            entries.append((momentID, result.text(row, 4).map { $0 == "t" }))
         }
         // The SDK's fast reader over the whole list; `JSONDecoder` row by row only when
         // it cannot read them, to name a damaged one.
@@ -213,19 +206,26 @@ enum PostgresRows {
             }
         }
         let moments = zip(decoded, entries).map { moment, entry in moment.withIsLiked(entry.isLiked) }
-        return (MomentsDetails(userDetails: owner, moments: moments), listConfirmed)
+        return (MomentsDetails(userDetails: owner, moments: moments), interval(result, row: 0, from: 1))
     }
 
     /// The stored moments among `ids`, with when each was confirmed.
     static func moments(_ ids: [String], contested: Set<String> = [], on connection: PostgresConnection) throws -> [CommittedMoment] {
         guard !ids.isEmpty else { return [] }
         let result = try connection.query(
-            "SELECT id, value, confirmed_not_before, confirmed_not_after FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id",
+            "SELECT id, value, confirmed_not_before, confirmed_not_after, like_confirmations FROM moments_moment WHERE id = ANY($1::text[]) ORDER BY id",
             [PostgresArray.literal(ids.map(StoredID.encode))]
         )
         return try (0..<result.rowCount).map { row in
-            let moment: Moment = try decode(result.text(row, 1), userID: nil, what: "moment \(StoredID.decode(result.text(row, 0) ?? "").debugDescription)")
-            return CommittedMoment(moment: moment, confirmedWithin: interval(result, row: row, from: 2), isContested: contested.contains(moment.id))
+            let what = "moment \(StoredID.decode(result.text(row, 0) ?? "").debugDescription)"
+            let moment: Moment = try decode(result.text(row, 1), userID: nil, what: what)
+            var confirmed = interval(result, row: row, from: 2)
+            if let kept = result.text(row, 4) {
+                // Registers the kept likes' answers set were computed when those were.
+                let confirmations: [LikeConfirmation] = try decode(kept, userID: nil, what: "likes' answers kept with \(what)")
+                confirmed = LikeConfirmation.interval(ofContent: confirmed, keeping: confirmations)
+            }
+            return CommittedMoment(moment: moment, confirmedWithin: confirmed, isContested: contested.contains(moment.id))
         }
     }
 

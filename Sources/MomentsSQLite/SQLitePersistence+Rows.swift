@@ -69,7 +69,7 @@ extension SQLitePersistence {
             PersistenceError(code: .corruptedData, location: path, userID: userID, reason: "the stored timeline has \(what)")
         }
         let owner = try connection.statement(
-            "SELECT owner_id, owner_name, owner_avatar, owner_background, checksum, confirmed_not_before, confirmed_not_after FROM timeline WHERE user_id = ?"
+            "SELECT owner_id, owner_name, owner_avatar, owner_background, checksum FROM timeline WHERE user_id = ?"
         )
         defer { owner.reset() }
         owner.bind(userID, at: 1)
@@ -81,10 +81,9 @@ extension SQLitePersistence {
         }
         let userDetails = UserDetails(id: fields[0], name: fields[1], avatar: fields[2], backgroundImage: fields[3])
         let storedChecksum = owner.int(at: 4)
-        let listConfirmed = ConfirmationInterval(microsecondsNotBefore: owner.optionalInt(at: 5), notAfter: owner.optionalInt(at: 6))
 
         let rows = try connection.statement("""
-            SELECT e.moment_id, e.is_liked, m.\(SQLiteRows.momentColumns.replacingOccurrences(of: ", ", with: ", m.")), m.like_confirmations
+            SELECT e.moment_id, e.is_liked, m.\(SQLiteRows.momentColumns.replacingOccurrences(of: ", ", with: ", m."))
             FROM timeline_entry e LEFT JOIN moment m ON m.id = e.moment_id
             WHERE e.user_id = ? ORDER BY e.position
             """)
@@ -99,13 +98,7 @@ extension SQLitePersistence {
             guard !rows.isNull(at: 2) else { throw damaged("moment \(momentID.debugDescription) listed but not stored") }
             let moment = try SQLiteRows.readMoment(rows, from: 2, damaged: damaged)
             guard moment.id == momentID else { throw damaged("a moment stored under another id") }
-            var shownIsLiked = isLiked
-            if !rows.isNull(at: 13) {
-                // The owner's own like of the moment, answered after the list was computed.
-                let kept = try likeConfirmations(rows, at: 13, damaged: damaged)
-                shownIsLiked = LikeConfirmation.isLiked(isLiked, of: userID, keeping: kept, listConfirmedWithin: listConfirmed)
-            }
-            moments.append(moment.withIsLiked(shownIsLiked))
+            moments.append(moment.withIsLiked(isLiked))
         }
         let timeline = StoredTimeline(userDetails: userDetails, entries: entries)
         guard storedChecksum == ContentChecksum.of(timeline, userID: userID) else {

@@ -1,16 +1,18 @@
 import Foundation
 
 /// The server's answer to one like or unlike, as storage shared between instances keeps
-/// it: the authority for its liker's register of the moment (in `likes`, and the
-/// liker's own `isLiked`) against every value not certainly computed after it.
+/// it: the authority for its liker's place in the moment's `likes` against every value
+/// not certainly computed after it.
 ///
 /// A like's answer is computed after the like took effect. Another instance may save a
 /// value of the same moment that the server computed earlier, yet whose interval
 /// overlaps the like's, so storage cannot tell which is newer and keeps the later write
 /// (see ``MomentsChangeBus``). Without the confirmation, an instance that showed the
 /// like, evicted the moment and loaded it again would show the like undone. With it,
-/// the stored value keeps the liker's register as the like's answer gave it until a
-/// write the server certainly computed after the answer settles it.
+/// the stored value keeps the liker's place in `likes` as the like's answer gave it
+/// until a write the server certainly computed after the answer settles it. (A
+/// timeline's `isLiked`s are the server's answer for that viewer, kept as written: in a
+/// server where `isLiked` is one value per moment, anyone's like changes it.)
 public struct LikeConfirmation: Sendable, Hashable, Codable {
     /// The moment liked or unliked.
     public var momentID: String
@@ -65,6 +67,15 @@ extension LikeConfirmation {
         }
     }
 
+    /// When the server computed a stored value whose content was computed within
+    /// `content` and whose kept likes' answers override some of its registers: the
+    /// smallest interval holding all of them, or `nil` if the content's age is unknown.
+    /// Storage announces a row with it, so another instance never takes a register a
+    /// kept answer set for one computed as late as the content.
+    public static func interval(ofContent content: ConfirmationInterval?, keeping confirmations: [LikeConfirmation]) -> ConfirmationInterval? {
+        confirmations.reduce(content) { $0?.union($1.confirmedWithin) }
+    }
+
     /// `moment` with each confirmation's liker added to or removed from `likes` as its
     /// answer gave it (a liker added goes last, in the order of `confirmations`); a
     /// moment whose `likes` are unknown is returned as it is.
@@ -82,16 +93,5 @@ extension LikeConfirmation {
         var confirmed = moment
         confirmed.likes = likes
         return confirmed
-    }
-
-    /// The `isLiked` that `viewerID`'s timeline shows for a moment whose stored value
-    /// keeps `confirmations`, the timeline's list having been confirmed within
-    /// `listConfirmed`: the viewer's own kept answer unless the list was certainly
-    /// computed after it, else `stored` (the timeline entry's).
-    public static func isLiked(
-        _ stored: Bool?, of viewerID: String, keeping confirmations: [LikeConfirmation], listConfirmedWithin listConfirmed: ConfirmationInterval?
-    ) -> Bool? {
-        guard let own = confirmations.last(where: { $0.liker.id == viewerID }), !own.isSettled(by: listConfirmed) else { return stored }
-        return own.isLiked
     }
 }

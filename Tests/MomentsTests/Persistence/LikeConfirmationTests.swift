@@ -61,11 +61,4 @@ import Testing
         moment.likes = nil
         #expect(LikeConfirmation.applying([Self.answer("b", true, 10, 12)], to: moment) == moment)
     }
-
-    @Test func theLikersOwnIsLikedFollowsTheirAnswerUntilTheListIsCertainlyNewer() {
-        let like = Self.answer("b", true, 10, 12)
-        #expect(LikeConfirmation.isLiked(false, of: "b", keeping: [like], listConfirmedWithin: Self.interval(9, 11)) == true)
-        #expect(LikeConfirmation.isLiked(false, of: "b", keeping: [like], listConfirmedWithin: Self.interval(13, 14)) == false)
-        #expect(LikeConfirmation.isLiked(nil, of: "c", keeping: [like], listConfirmedWithin: nil) == nil, "another viewer's answer is not theirs")
-    }
 }

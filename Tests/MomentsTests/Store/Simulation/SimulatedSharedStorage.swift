@@ -95,13 +95,7 @@ actor SimulatedSharedStorage {
     // MARK: - Persistence
 
     func load(userID: String) -> MomentsDetails? {
-        guard let row = timelines[userID], var details = row.value.assemble(for: userID, moment: { moments[$0]?.value }) else { return nil }
-        for index in details.moments.indices {
-            let kept = moments[details.moments[index].id]?.likeConfirmations ?? []
-            details.moments[index].isLiked = LikeConfirmation.isLiked(details.moments[index].isLiked, of: userID, keeping: kept,
-                                                                      listConfirmedWithin: row.confirmed)
-        }
-        return details
+        timelines[userID]?.value.assemble(for: userID) { moments[$0]?.value }
     }
 
     func save(_ batch: PersistenceBatch, from instance: Int) throws {
@@ -196,7 +190,10 @@ actor SimulatedSharedStorage {
         var ids = Set(momentIDs)
         for userID in userIDs { ids.formUnion(timelines[userID]?.value.entries.map(\.momentID) ?? []) }
         for id in ids.sorted() {
-            if let row = moments[id] { commit.moments.append(CommittedMoment(moment: row.value, confirmedWithin: row.confirmed)) }
+            if let row = moments[id] {
+                let interval = LikeConfirmation.interval(ofContent: row.confirmed, keeping: row.likeConfirmations)
+                commit.moments.append(CommittedMoment(moment: row.value, confirmedWithin: interval))
+            }
         }
         for userID in userIDs.sorted() {
             if let row = timelines[userID], let details = load(userID: userID) {
