@@ -30,7 +30,7 @@ enum SQLiteRows {
         func optionalText(_ column: Int32) throws -> String? {
             row.isNull(at: first + column) ? nil : try text(column)
         }
-        guard let type = MomentType(rawValue: try text(4)) else { throw damaged("an unknown moment type") }
+        guard let type = Moment.MomentType(rawValue: try text(4)) else { throw damaged("an unknown moment type") }
         let photos: [String]
         var likes: [Moment.LikedUser]?
         do {
@@ -93,7 +93,7 @@ enum SQLiteRows {
         return Moment(
             id: row.text(at: 0),
             userDetails: Moment.MomentUserDetails(id: row.optionalText(at: 1), name: row.text(at: 2), avatar: row.text(at: 3)),
-            type: MomentType(rawValue: row.text(at: 4)) ?? .photos,
+            type: Moment.MomentType(rawValue: row.text(at: 4)) ?? .photos,
             title: row.optionalText(at: 5), url: row.optionalText(at: 6),
             photos: (try? StringListCoding.decode(row.text(at: 7))) ?? [],
             createdDate: row.text(at: 8), likes: likes

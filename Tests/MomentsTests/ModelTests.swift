@@ -49,6 +49,12 @@ import MomentsHTTP
         #expect(decoded == original)
     }
 
+    @Test func aMomentsTypeIsNamedInsideMomentAndKeepsTheBFFsSpelling() throws {
+        let types = try JSONDecoder().decode([Moment.MomentType].self, from: Data(#"["URL", "PHOTOS"]"#.utf8))
+        #expect(types == Moment.MomentType.allCases)
+        #expect(String(decoding: try JSONEncoder().encode(Moment.MomentType.url), as: UTF8.self) == #""URL""#)
+    }
+
     @Test func anUnknownMomentTypeIsADecodingErrorNamingTheField() async throws {
         let answer = Fixtures.timelineAnswer.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
         let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: Data(answer.utf8)))

@@ -147,14 +147,14 @@ package enum TimelineFastDecoding {
     }
 
     private static func moment(_ scanner: inout JSONScanner) throws(Unreadable) -> Moment {
-        var id: String?, author: Moment.MomentUserDetails?, type: MomentType?, photos: [String]?, created: String?
+        var id: String?, author: Moment.MomentUserDetails?, type: Moment.MomentType?, photos: [String]?, created: String?
         var title: String??, url: String??, isLiked: Bool??, likes: [Moment.LikedUser]??
         try scanner.beginObject()
         while let key = try scanner.nextKey() {
             if key.spells("id") { try set(&id, scanner.readString()) }
             else if key.spells("userDetails") { try set(&author, momentUser(&scanner)) }
             else if key.spells("type") {
-                guard let value = MomentType(rawValue: try scanner.readString()) else { throw Unreadable() }
+                guard let value = Moment.MomentType(rawValue: try scanner.readString()) else { throw Unreadable() }
                 try set(&type, value)
             }
             else if key.spells("title") { try setOptional(&title, scanner.readNull() ? nil : scanner.readString()) }
