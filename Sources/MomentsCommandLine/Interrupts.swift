@@ -26,8 +26,11 @@ public enum Interrupts {
     /// yet: an interrupt before it does is handed to it when it does.
     private static let expectsGracefulStop = Atomic<Bool>(false)
 
-    /// How long a command stopping gracefully has before the process exits anyway.
-    static let gracefulDeadline: Duration = .seconds(3)
+    /// How long a command stopping gracefully has before the process exits anyway: a
+    /// guard against a stop that hangs, not the time a stop takes (well under a second
+    /// on an idle machine, but a demo interrupted while it starts its BFF beside two
+    /// compilers took more than 3 s).
+    static let gracefulDeadline: Duration = .seconds(10)
 
     /// Registers `stop`, which must make the running command return soon (it cancels
     /// the command's task); while one is registered, an interrupt stops the command

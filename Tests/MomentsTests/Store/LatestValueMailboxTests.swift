@@ -5,7 +5,10 @@ import Testing
 /// The rules of the mailbox behind `updates(for:)`: a consumer receives values in the
 /// order they were delivered, never one older than a value it already had, always the
 /// last one delivered before it stops waiting, and the end once the mailbox is finished.
-@Suite(.timeLimit(.minutes(1))) struct LatestValueMailboxTests {
+/// The cases run one at a time: each yields a thousand times, and forty of them at once
+/// beside the other suites on a loaded machine passed the time limit, which guards
+/// against a hang, not a slow scheduler.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LatestValueMailboxTests {
     /// A producer delivers 1...500 while a consumer takes values, each pausing a seeded
     /// number of times between steps, on two threads: whatever the interleaving, the
     /// consumer sees a strictly increasing run of values that ends with the last one.
