@@ -8,6 +8,10 @@ extension PostgresRows {
         var value: String?
         var confirmed: Confirmed
         var likeConfirmations: String?
+
+        var interval: ConfirmationInterval? {
+            ConfirmationInterval(microsecondsNotBefore: confirmed.notBefore, notAfter: confirmed.notAfter)
+        }
     }
 
     /// What one moment's write puts in its row.
@@ -45,9 +49,7 @@ extension PostgresRows {
                 guard let moment = batch.moments[id] else { continue }
                 let old = stored[StoredID.encode(id)]
                 if old == nil, pass > 0 { continue }
-                if let old, !ConfirmationInterval.replaces(incoming, ConfirmationInterval(microsecondsNotBefore: old.confirmed.notBefore, notAfter: old.confirmed.notAfter)) {
-                    continue
-                }
+                if let old, !ConfirmationInterval.replaces(incoming, old.interval) { continue }
                 let write = try momentWrite(moment, replacing: old, arriving: arriving[id] ?? [], within: batch.confirmedWithin, confirmed: confirmed)
                 if old == nil { inserts.append(write) } else { updates.append(write) }
             }

@@ -40,7 +40,7 @@ enum PostgresRows {
     /// holds no certainly newer value of), then its moments, then drops the moments
     /// no timeline holds any longer.
     static func write(_ batch: PersistenceBatch, on connection: PostgresConnection) throws -> Written {
-        let confirmed: Confirmed = (batch.confirmedWithin?.notBefore.map(microseconds), batch.confirmedWithin.map { microseconds($0.notAfter) })
+        let confirmed: Confirmed = (batch.confirmedWithin?.microseconds.notBefore, batch.confirmedWithin?.microseconds.notAfter)
         var written = Written()
         let users = try timelinesToWrite(batch, confirmed: confirmed, into: &written, on: connection)
         let released = users.isEmpty ? [] : try writeTimelines(users, of: batch, confirmed: confirmed, on: connection)
@@ -259,16 +259,7 @@ enum PostgresRows {
     // MARK: Coding
 
     private static func interval(_ result: PostgresResult, row: Int, from column: Int) -> ConfirmationInterval? {
-        guard let notAfter = result.text(row, column + 1).flatMap(Int64.init) else { return nil }
-        return ConfirmationInterval(notBefore: result.text(row, column).flatMap(Int64.init).map(date), notAfter: date(notAfter))
-    }
-
-    static func microseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1e6).rounded())
-    }
-
-    static func date(_ microseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(microseconds) / 1e6)
+        ConfirmationInterval(microsecondsNotBefore: result.text(row, column).flatMap(Int64.init), notAfter: result.text(row, column + 1).flatMap(Int64.init))
     }
 
     /// Keys in a fixed order, so equal values are equal texts (contested rows are found

@@ -35,6 +35,7 @@ extension SQLitePersistence {
                 checksum = excluded.checksum, confirmed_not_before = excluded.confirmed_not_before,
                 confirmed_not_after = excluded.confirmed_not_after, like_confirmations = excluded.like_confirmations
             """)
+        let encoder = JSONEncoder()
         for moment in batch.moments.values {
             stored.bind(moment.id, at: 1)
             var kept: [LikeConfirmation] = []
@@ -54,13 +55,13 @@ extension SQLitePersistence {
             SQLiteRows.bindMoment(LikeConfirmation.applying(kept, to: moment), to: upsert, from: 1)
             upsert.bind(confirmed?.microseconds.notBefore, at: 12)
             upsert.bind(confirmed?.microseconds.notAfter, at: 13)
-            upsert.bind(kept.isEmpty ? nil : String(decoding: try JSONEncoder().encode(kept), as: UTF8.self), at: 14)
+            upsert.bind(kept.isEmpty ? nil : String(decoding: try encoder.encode(kept), as: UTF8.self), at: 14)
             try upsert.run()
         }
     }
 
     /// The likes' answers stored in `row`'s `column`.
-    func likeConfirmations(_ row: SQLiteStatement, at column: Int32, damaged: (String) -> PersistenceError) throws -> [LikeConfirmation] {
+    private func likeConfirmations(_ row: SQLiteStatement, at column: Int32, damaged: (String) -> PersistenceError) throws -> [LikeConfirmation] {
         guard let text = row.validText(at: column),
               let confirmations = try? JSONDecoder().decode([LikeConfirmation].self, from: Data(text.utf8)) else {
             throw damaged("likes' answers that cannot be read")

@@ -167,8 +167,9 @@ private final class HeldAnswers: HTTPTransport {
     }
 }
 
-/// Holds each answer inside the process for 0–30 ms after it arrives, as a busy process
-/// would: the server computed it well before the store applies and saves it.
+/// Holds each answer inside the process for a seeded number of turns of Swift's
+/// scheduler after it arrives, as a busy process would: the server computed it before
+/// the store applies and saves it, other answers overtaking it meanwhile.
 private final class LateAnswers: HTTPTransport {
     private let wrapped: any HTTPTransport
     private let generator: PThreadMutex<SeededGenerator>
@@ -180,8 +181,8 @@ private final class LateAnswers: HTTPTransport {
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let response = try await wrapped.send(request)
-        let delay = generator.withLock { Int.random(in: 0...30, using: &$0) }
-        try await Task.sleep(for: .milliseconds(delay))
+        let turns = generator.withLock { Int.random(in: 0...20, using: &$0) }
+        for _ in 0..<turns { await Task.yield() }
         return response
     }
 }

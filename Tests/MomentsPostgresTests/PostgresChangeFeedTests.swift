@@ -149,8 +149,8 @@ import Testing
         let holder = try PostgresConnection(connectionString: database)
         try holder.execute("BEGIN")
         try holder.query("UPDATE moments_moment SET value = $1::json, confirmed_not_before = $2, confirmed_not_after = $3 WHERE id = $4", [
-            String(decoding: try encoder.encode(liked), as: UTF8.self), String(PostgresRows.microseconds(Date(timeIntervalSince1970: 1_001))),
-            String(PostgresRows.microseconds(Date(timeIntervalSince1970: 1_003))), StoredID.encode(id),
+            String(decoding: try encoder.encode(liked), as: UTF8.self), String(ConfirmationInterval.microseconds(Date(timeIntervalSince1970: 1_001))),
+            String(ConfirmationInterval.microseconds(Date(timeIntervalSince1970: 1_003))), StoredID.encode(id),
         ])
 
         // The second instance saves the unliked value, confirmed at an overlapping time:

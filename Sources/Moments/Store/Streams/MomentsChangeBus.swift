@@ -141,8 +141,10 @@ public struct ConfirmationInterval: Sendable, Hashable, Codable {
         self.init(notBefore: notBefore.map(Self.date), notAfter: Self.date(notAfter))
     }
 
-    private static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e6).rounded()) }
-    private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1e6) }
+    /// `date` in whole microseconds since 1970, as databases store it.
+    package static func microseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e6).rounded()) }
+    /// The date stored as `microseconds` since 1970.
+    package static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1e6) }
 
     /// The smallest interval holding both (what a merged write may hold).
     public func union(_ other: ConfirmationInterval) -> ConfirmationInterval {
