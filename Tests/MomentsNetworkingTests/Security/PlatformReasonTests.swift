@@ -10,7 +10,9 @@ import MomentsHTTP
         let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py", arguments: ["--tls"])
         defer { server.stop() }
         let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
-        let client = HTTPClient(baseURL: url) { $0.timeout = .seconds(10) }
+        // The handshake fails as soon as the server answers it: the deadline only bounds a
+        // hang (a Python TLS server beside two compilers took more than 10 s to answer).
+        let client = HTTPClient(baseURL: url) { $0.timeout = .seconds(120) }
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/json")) }
 
