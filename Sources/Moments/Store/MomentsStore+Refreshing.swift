@@ -144,12 +144,12 @@ extension MomentsStore {
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
         if source != .cache, keepsConfirmationIntervals {
-            let wallClockNow = configuration.clock.date
+            let reading = ClockReading(configuration.clock)
             if let momentID {
                 state.addLikeConfirmation(of: momentID, by: userID, in: answer.details, evidence: evidence,
-                                          to: &applied.batch, now: now, wallClockNow: wallClockNow)
+                                          to: &applied.batch, reading: reading)
             }
-            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence, now: now, wallClockNow: wallClockNow)
+            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence, reading: reading)
         }
         likeBook.deferred.formUnion(applied.deferredLikers)
         likeBook.contested.formUnion(applied.contestedLikers)

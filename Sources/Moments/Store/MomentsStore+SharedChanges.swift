@@ -77,15 +77,15 @@ extension MomentsStore {
     private func applyShared(_ commit: SharedCommit) -> [String] {
         var unheld: [String] = []
         let tolerance = configuration.clockSkewTolerance
-        let now = instant, wallClockNow = configuration.clock.date
+        let reading = ClockReading(configuration.clock)
         let likeChains = likeBook.chains
         // Each moment has the age of its own row, not of the timeline listing it.
         var momentEvidence: [String: Evidence] = [:]
         for committed in commit.moments {
-            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance, now: now, wallClockNow: wallClockNow)
+            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance, reading: reading)
         }
         for timeline in commit.timelines where state.timelines[timeline.userID] != nil {
-            let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance, now: now, wallClockNow: wallClockNow)
+            let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance, reading: reading)
             do {
                 let applied = try state.apply(
                     timeline.details, for: timeline.userID, evidence: evidence, source: .shared, momentEvidence: momentEvidence

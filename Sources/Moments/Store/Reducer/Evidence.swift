@@ -45,21 +45,21 @@ struct Evidence: Sendable, Hashable {
         Evidence(sent: sent.flatMap { mine in other.sent.map { min(mine, $0) } }, received: max(received, other.received))
     }
 
-    /// The same on the wall clock, for other instances, given one reading of both clocks.
-    func confirmationInterval(now: StoreInstant, wallClockNow: Date) -> ConfirmationInterval {
-        ConfirmationInterval(
-            notBefore: sent?.date(now: now, wallClockNow: wallClockNow),
-            notAfter: received.date(now: now, wallClockNow: wallClockNow)
-        )
+    /// The same on the wall clock, for other instances: the interval that certainly
+    /// holds it, given one reading of both clocks (see ``ClockReading``).
+    func confirmationInterval(reading: ClockReading) -> ConfirmationInterval {
+        ConfirmationInterval(notBefore: sent.map(reading.earliestDate(at:)), notAfter: reading.latestDate(at: received))
     }
 
     /// Evidence for a value another instance confirmed within `interval`, on a clock
     /// that may differ from this one by up to `tolerance`: the interval widened by it.
-    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration, now: StoreInstant, wallClockNow: Date) -> Evidence {
+    /// (Received no later than the reading.)
+    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration, reading: ClockReading) -> Evidence {
+        let now = reading.after
         guard let interval, let notBefore = interval.notBefore else { return .ofUnknownAge(receivedAt: now) }
         let slack = Double(tolerance.components.seconds) + Double(tolerance.components.attoseconds) / 1e18
-        let sent = min(StoreInstant(date: notBefore.addingTimeInterval(-slack), now: now, wallClockNow: wallClockNow), now)
-        let received = max(sent, min(StoreInstant(date: interval.notAfter.addingTimeInterval(slack), now: now, wallClockNow: wallClockNow), now))
+        let sent = min(reading.earliestInstant(at: notBefore.addingTimeInterval(-slack)), now)
+        let received = max(sent, min(reading.latestInstant(at: interval.notAfter.addingTimeInterval(slack)), now))
         return Evidence(sent: sent, received: received)
     }
 }

@@ -25,15 +25,4 @@ struct StoreInstant: Comparable, Hashable, Sendable {
     static func < (lhs: StoreInstant, rhs: StoreInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }
-
-    /// The instant `date` names on the wall clock, given one reading of both clocks.
-    init(date: Date, now: StoreInstant, wallClockNow: Date) {
-        nanoseconds = now.nanoseconds + Int64((date.timeIntervalSince(wallClockNow) * 1e9).rounded())
-    }
-
-    /// This instant on the wall clock, given one reading of both clocks (so several
-    /// instants are converted with one).
-    func date(now: StoreInstant, wallClockNow: Date) -> Date {
-        wallClockNow.addingTimeInterval(Double(nanoseconds - now.nanoseconds) / 1e9)
-    }
 }

@@ -72,11 +72,11 @@ extension StoreState {
     /// register as the answer gave it against any write not certainly computed after it.
     func addLikeConfirmation(
         of momentID: String, by userID: String, in details: MomentsDetails, evidence: Evidence,
-        to batch: inout PersistenceBatch, now: StoreInstant, wallClockNow: Date
+        to batch: inout PersistenceBatch, reading: ClockReading
     ) {
         guard let pin = likePin(on: momentID, in: details, for: userID, evidence: evidence),
               let record = records[momentID] else { return }
-        let interval = Evidence(sent: pin.sent, received: pin.received).confirmationInterval(now: now, wallClockNow: wallClockNow)
+        let interval = Evidence(sent: pin.sent, received: pin.received).confirmationInterval(reading: reading)
         batch.likeConfirmations.append(LikeConfirmation(momentID: momentID, liker: pin.liker, isLiked: pin.isLiked, confirmedWithin: interval))
         if batch.moments[momentID] == nil { batch.moments[momentID] = record.value }
     }
@@ -127,7 +127,7 @@ extension StoreState {
     /// written. A moment written after an answer may keep registers older than the
     /// answer (pins, or a value the answer could not replace); another instance reading
     /// the batch must not take them for the answer's age.
-    func confirmation(of batch: PersistenceBatch, answer evidence: Evidence, now: StoreInstant, wallClockNow: Date) -> ConfirmationInterval {
+    func confirmation(of batch: PersistenceBatch, answer evidence: Evidence, reading: ClockReading) -> ConfirmationInterval {
         var confirmation = evidence
         for id in batch.moments.keys {
             if let record = records[id] { confirmation = confirmation.covering(record.confirmation) }
@@ -135,7 +135,7 @@ extension StoreState {
         for userID in batch.timelines.keys {
             if let timeline = timelines[userID] { confirmation = confirmation.covering(timeline.evidence) }
         }
-        return confirmation.confirmationInterval(now: now, wallClockNow: wallClockNow)
+        return confirmation.confirmationInterval(reading: reading)
     }
 
     /// Merges `moment`, confirmed by another instance, into the record this store holds
