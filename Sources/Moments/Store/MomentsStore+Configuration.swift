@@ -32,10 +32,12 @@ extension MomentsStore {
         /// the moments and timelines it holds. The default is `nil`: no sharing.
         public var changeBus: (any MomentsChangeBus)?
 
-        /// How far the wall clocks of instances sharing a ``changeBus`` may disagree.
-        /// Every shared value's confirmation interval is widened by this much, so a
-        /// value whose order is in doubt is refetched from the service rather than
-        /// guessed. The default is 100 ms.
+        /// How far the wall clocks of instances sharing a ``changeBus`` may disagree
+        /// (give every instance the same value). An instance widens each interval it
+        /// writes by half of it and each interval it reads by the other half, so both
+        /// an instance and the storage comparing two instances' values take a value
+        /// whose order is in doubt for what it is: refetched from the service rather
+        /// than guessed. The default is 100 ms.
         public var clockSkewTolerance: Duration = .milliseconds(100)
 
         // MARK: Time

@@ -144,7 +144,7 @@ extension MomentsStore {
         var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
         if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
         if source != .cache, keepsConfirmationIntervals {
-            let reading = ClockReading(configuration.clock)
+            let reading = ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2)
             if let momentID {
                 state.addLikeConfirmation(of: momentID, by: userID, in: answer.details, evidence: evidence,
                                           to: &applied.batch, reading: reading)

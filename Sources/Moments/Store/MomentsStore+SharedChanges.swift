@@ -76,16 +76,15 @@ extension MomentsStore {
     /// in memory holds (see `settleUnheld`).
     private func applyShared(_ commit: SharedCommit) -> [String] {
         var unheld: [String] = []
-        let tolerance = configuration.clockSkewTolerance
-        let reading = ClockReading(configuration.clock)
+        let reading = ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2)
         let likeChains = likeBook.chains
         // Each moment has the age of its own row, not of the timeline listing it.
         var momentEvidence: [String: Evidence] = [:]
         for committed in commit.moments {
-            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, tolerance: tolerance, reading: reading)
+            momentEvidence[committed.moment.id] = Evidence.shared(committed.confirmedWithin, reading: reading)
         }
         for timeline in commit.timelines where state.timelines[timeline.userID] != nil {
-            let evidence = Evidence.shared(timeline.confirmedWithin, tolerance: tolerance, reading: reading)
+            let evidence = Evidence.shared(timeline.confirmedWithin, reading: reading)
             do {
                 let applied = try state.apply(
                     timeline.details, for: timeline.userID, evidence: evidence, source: .shared, momentEvidence: momentEvidence

@@ -4,6 +4,12 @@ import MomentsHTTP
 /// One reading of both of the store's clocks, for converting instants of the store's
 /// clock to the wall clock that instances sharing storage compare, and back.
 ///
+/// Instances compare wall-clock intervals written on different machines, whose clocks
+/// agree to within `clockSkewTolerance`. Each side of a comparison takes half: a
+/// reading's wall clock may be off by ``margin`` (half the tolerance) either way, so two
+/// intervals converted on two machines (by two instances, or one instance and the
+/// storage comparing them) are in a certain order only if they are.
+///
 /// The two clocks cannot be read at one instant: the wall clock is read between two
 /// readings of the store's clock, and a thread may be paused between them (for
 /// milliseconds on a busy machine). A conversion therefore gives the range the answer
@@ -20,27 +26,32 @@ struct ClockReading: Sendable {
     let date: Date
     /// The store's clock just after.
     let after: StoreInstant
+    /// How far the wall clock may be from the one all instances share, in nanoseconds.
+    let margin: Int64
 
     /// A pause between the two readings of the store's clock short enough to keep.
     static let preferredUncertainty: Int64 = 200_000
 
-    /// Reads `clock`: the tightest of a few readings, the first whose pause is at most
+    /// Reads `clock`, whose wall clock may be `margin` either side of the one all
+    /// instances share: the tightest of a few readings, the first whose pause is at most
     /// ``preferredUncertainty``.
-    init(_ clock: any MomentsClock) {
-        var best = Self(once: clock)
+    init(_ clock: any MomentsClock, margin: Duration = .zero) {
+        let margin = margin.components.seconds * 1_000_000_000 + margin.components.attoseconds / 1_000_000_000
+        var best = Self(once: clock, margin: margin)
         var attempts = 1
         while best.after.nanoseconds - best.before.nanoseconds > Self.preferredUncertainty, attempts < 4 {
-            let next = Self(once: clock)
+            let next = Self(once: clock, margin: margin)
             if next.after.nanoseconds - next.before.nanoseconds < best.after.nanoseconds - best.before.nanoseconds { best = next }
             attempts += 1
         }
         self = best
     }
 
-    private init(once clock: any MomentsClock) {
+    private init(once clock: any MomentsClock, margin: Int64) {
         before = StoreInstant(clock.now)
         date = clock.date
         after = StoreInstant(clock.now)
+        self.margin = margin
     }
 
     /// A reading taken at one instant (for tests that place values on both clocks by hand).
@@ -48,26 +59,27 @@ struct ClockReading: Sendable {
         before = instant
         self.date = date
         after = instant
+        margin = 0
     }
 
     /// The earliest the wall clock may have shown at `instant`.
     func earliestDate(at instant: StoreInstant) -> Date {
-        date.addingTimeInterval(Double(instant.nanoseconds - after.nanoseconds) / 1e9)
+        date.addingTimeInterval(Double(instant.nanoseconds - after.nanoseconds - margin) / 1e9)
     }
 
     /// The latest the wall clock may have shown at `instant`.
     func latestDate(at instant: StoreInstant) -> Date {
-        date.addingTimeInterval(Double(instant.nanoseconds - before.nanoseconds) / 1e9)
+        date.addingTimeInterval(Double(instant.nanoseconds - before.nanoseconds + margin) / 1e9)
     }
 
     /// The earliest instant of the store's clock at which the wall clock may have shown `date`.
     func earliestInstant(at date: Date) -> StoreInstant {
-        StoreInstant(nanoseconds: before.nanoseconds + Self.nanoseconds(date.timeIntervalSince(self.date)))
+        StoreInstant(nanoseconds: before.nanoseconds - margin + Self.nanoseconds(date.timeIntervalSince(self.date)))
     }
 
     /// The latest instant of the store's clock at which the wall clock may have shown `date`.
     func latestInstant(at date: Date) -> StoreInstant {
-        StoreInstant(nanoseconds: after.nanoseconds + Self.nanoseconds(date.timeIntervalSince(self.date)))
+        StoreInstant(nanoseconds: after.nanoseconds + margin + Self.nanoseconds(date.timeIntervalSince(self.date)))
     }
 
     private static func nanoseconds(_ seconds: TimeInterval) -> Int64 {

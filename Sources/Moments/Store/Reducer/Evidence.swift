@@ -51,15 +51,15 @@ struct Evidence: Sendable, Hashable {
         ConfirmationInterval(notBefore: sent.map(reading.earliestDate(at:)), notAfter: reading.latestDate(at: received))
     }
 
-    /// Evidence for a value another instance confirmed within `interval`, on a clock
-    /// that may differ from this one by up to `tolerance`: the interval widened by it.
-    /// (Received no later than the reading.)
-    static func shared(_ interval: ConfirmationInterval?, tolerance: Duration, reading: ClockReading) -> Evidence {
+    /// Evidence for a value another instance confirmed within `interval` (on its wall
+    /// clock, widened by its half of the skew tolerance): the range of this store's
+    /// clock the interval certainly lies in, given the reading (whose margin is this
+    /// store's half), received no later than the reading.
+    static func shared(_ interval: ConfirmationInterval?, reading: ClockReading) -> Evidence {
         let now = reading.after
         guard let interval, let notBefore = interval.notBefore else { return .ofUnknownAge(receivedAt: now) }
-        let slack = Double(tolerance.components.seconds) + Double(tolerance.components.attoseconds) / 1e18
-        let sent = min(reading.earliestInstant(at: notBefore.addingTimeInterval(-slack)), now)
-        let received = max(sent, min(reading.latestInstant(at: interval.notAfter.addingTimeInterval(slack)), now))
+        let sent = min(reading.earliestInstant(at: notBefore), now)
+        let received = max(sent, min(reading.latestInstant(at: interval.notAfter), now))
         return Evidence(sent: sent, received: received)
     }
 }

@@ -105,9 +105,10 @@ public struct CommittedTimeline: Sendable, Hashable {
 /// answer arrived).
 ///
 /// Instances compare intervals from different machines, so their clocks must agree to
-/// within ``MomentsStore/Configuration-swift.struct/clockSkewTolerance``; a receiver
-/// widens every interval by that much, so a value whose order is in doubt is refetched,
-/// never guessed.
+/// within ``MomentsStore/Configuration-swift.struct/clockSkewTolerance``; a writer
+/// widens every interval by half of it and a receiver by the other half, so a value
+/// whose order is in doubt is refetched, never guessed, by an instance and by storage
+/// comparing two instances' intervals alike.
 public struct ConfirmationInterval: Sendable, Hashable, Codable {
     /// The earliest the server may have computed the value; `nil` if unknown.
     public var notBefore: Date?

@@ -68,12 +68,18 @@ struct SharedStoreSimulation {
         // store's: the ordering rule's other branches are taken.
         let tolerance: Duration = Bool.random(using: &generator) ? .zero : .milliseconds(100)
         let capacity = Int.random(in: 2...5, using: &generator)
+        // Wall clocks that disagree by up to the tolerance, as machines' clocks do (drawn
+        // apart, so a seed's schedule is the same with and without them).
+        var skews = SeededGenerator(seed: seed ^ 0x5EED_C10C)
+        let halfTolerance = Int64(tolerance.components.seconds * 1_000_000 + tolerance.components.attoseconds / 1_000_000_000_000) / 2
+        let clocks = (0..<count).map { _ in SkewedClock(skew: .microseconds(Int64.random(in: -halfTolerance...halfTolerance, using: &skews))) }
         let logs = (0..<count).map { _ in StoreEventLog() }
         let stores = (0..<count).map { index in
             MomentsStore(service: service, persistence: storage.view(index), configuration: .init {
                 $0.changeBus = storage.view(index)
                 $0.observer = logs[index].observer
                 $0.clockSkewTolerance = tolerance
+                $0.clock = clocks[index]
                 $0.maximumTimelinesInMemory = capacity
                 if tracing {
                     $0.logLevel = .debug
@@ -84,7 +90,7 @@ struct SharedStoreSimulation {
             })
         }
         let instances = Instances(stores: stores, logs: logs, storage: storage, service: service)
-        trace("\(count) instances, tolerance \(tolerance), capacity \(capacity)")
+        trace("\(count) instances, tolerance \(tolerance), wall clocks skewed by \(clocks.map(\.skew)), capacity \(capacity)")
         var subscribers: [Int: [String: StreamProbe<MomentsDetails>]] = [:]
         var operations: [Task<Void, Never>] = []
         let users = server.userIDs
