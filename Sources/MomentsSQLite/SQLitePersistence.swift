@@ -148,7 +148,7 @@ public actor SQLitePersistence: MomentsPersistence {
     /// Closes the database: its connection, file and locks are released, and every
     /// later call throws ``PersistenceError/Code-swift.struct/closed``. The thread of
     /// its executor ends when the persistence is released. Idempotent.
-    public func close() {
+    public func close() async {
         connection.close()
     }
 

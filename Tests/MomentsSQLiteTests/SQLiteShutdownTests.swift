@@ -28,4 +28,17 @@ import Testing
         let saved = try #require(try await reopened.load(userID: "0"))
         #expect(saved.moments.map { $0.isLiked } == [true, false, true])
     }
+
+    /// Closed by its owner directly, not through a store (a persistence whose own
+    /// `close()` is synchronous would lose to the protocol's asynchronous default).
+    @Test func closingThePersistenceItselfClosesTheDatabase() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let persistence = try await SQLitePersistence.open(path: directory.url.appendingPathComponent("s.sqlite").path)
+        try await persistence.save(SampleTimelines.timeline(user: "0", moments: 2), for: "0")
+        await persistence.close()
+        let closed = await #expect(throws: PersistenceError.self) { try await persistence.load(userID: "0") }
+        #expect(closed?.code == .closed)
+        await persistence.close()  // again: nothing happens
+    }
 }

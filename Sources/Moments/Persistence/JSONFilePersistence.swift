@@ -22,6 +22,15 @@ import MomentsHTTP
 /// Every file operation runs on a thread of the persistence's own, never on Swift's
 /// cooperative threads.
 ///
+/// One process at a time: an instance holds the directory's lock file (`.moments.lock`,
+/// an exclusive `flock`) from opening until ``close()``, so a second process cannot
+/// write timelines from a memory that missed the first one's changes. Opening waits up
+/// to `lockTimeout` for another process to close the store (a short-lived command
+/// waits its turn), then fails with ``PersistenceError/Code-swift.struct/locked``. The
+/// kernel releases the lock of a process that ends, however it ends. Instances in one
+/// process share the lock. For several processes on one store, use `SQLitePersistence`
+/// or `PostgresPersistence`.
+///
 /// For example:
 /// ```swift
 /// let persistence = try JSONFilePersistence(directory: URL(fileURLWithPath: "/var/lib/moments"))
@@ -39,6 +48,9 @@ public actor JSONFilePersistence: MomentsPersistence {
     /// Which users' files hold each moment, built by reading every file the first time a
     /// save or a query needs it, then kept up to date.
     private var holders: HolderIndex?
+    /// The directory's lock, held until ``close()``.
+    private let lock: StoreDirectoryLock
+    private var isClosed = false
 
     /// The persistence's own thread: file reads, writes and `fsync`s never run on Swift's cooperative threads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -50,6 +62,7 @@ public actor JSONFilePersistence: MomentsPersistence {
     /// Throws ``PersistenceError/Code-swift.struct/ioFailure`` if the directory cannot be
     /// written.
     public func checkWritable() throws {
+        try checkOpen()
         guard access(directory.path, W_OK) == 0 else {
             throw PersistenceError(code: .ioFailure, location: directory.path,
                                    reason: "the store's directory cannot be written: \(String(cString: strerror(errno)))")
@@ -60,15 +73,19 @@ public actor JSONFilePersistence: MomentsPersistence {
     /// Swift's cooperative threads: it makes the directory and removes stale temporary
     /// files. Use it from async code; it is ``init(directory:)`` otherwise.
     ///
-    /// - Throws: `PersistenceError` as ``init(directory:)`` does.
-    public static func open(directory: URL) async throws -> JSONFilePersistence {
-        try await runOffThePool(named: "MomentsJSONFilePersistence.open") { try JSONFilePersistence(directory: directory) }
+    /// - Throws: `PersistenceError` as ``init(directory:lockTimeout:)`` does.
+    public static func open(directory: URL, lockTimeout: Duration = .seconds(5)) async throws -> JSONFilePersistence {
+        try await runOffThePool(named: "MomentsJSONFilePersistence.open") {
+            try JSONFilePersistence(directory: directory, lockTimeout: lockTimeout)
+        }
     }
 
-    /// Opens (creating it 0700 if needed) the store in `directory`.
+    /// Opens (creating it 0700 if needed) the store in `directory`, waiting up to
+    /// `lockTimeout` for another process that has it open to close it.
     ///
-    /// - Throws: `PersistenceError` with `.ioFailure` if the directory cannot be made.
-    public init(directory: URL) throws {
+    /// - Throws: `PersistenceError` with `.ioFailure` if the directory cannot be made,
+    ///   `.locked` if another process kept the store open all that time.
+    public init(directory: URL, lockTimeout: Duration = .seconds(5)) throws {
         self.directory = directory.standardizedFileURL
         do {
             try AtomicFile.createPrivateDirectory(self.directory)
@@ -80,12 +97,28 @@ public actor JSONFilePersistence: MomentsPersistence {
                 underlyingError: error
             )
         }
+        lock = try StoreDirectoryLock.acquire(directory: self.directory, waitingUpTo: lockTimeout)
         AtomicFile.removeStaleTemporaries(in: self.directory, olderThan: 600)
         executor = ThreadExecutor(name: "MomentsJSONFilePersistence")
     }
 
     deinit {
+        lock.release()
         executor.shutDown()
+    }
+
+    /// Releases the directory's lock, so another process may open the store; every
+    /// later call fails with ``PersistenceError/Code-swift.struct/closed``. Calling it
+    /// again does nothing.
+    public func close() async {
+        isClosed = true
+        lock.release()
+    }
+
+    private func checkOpen() throws {
+        if isClosed {
+            throw PersistenceError(code: .closed, location: directory.path, reason: "the store was closed")
+        }
     }
 
     /// The file that holds `userID`'s timeline.
@@ -97,11 +130,13 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// The timeline saved for `userID`, or `nil` (see ``MomentsPersistence``).
     public func load(userID: String) throws -> MomentsDetails? {
-        try read(userID)
+        try checkOpen()
+        return try read(userID)
     }
 
     /// Saves `batch` all or nothing (see ``MomentsPersistence``).
     public func save(_ batch: PersistenceBatch) throws {
+        try checkOpen()
         guard !batch.isEmpty else { return }
         // Assemble every file to write before writing any, so invalid input writes nothing.
         var reads = FileReads()
@@ -137,11 +172,13 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// The users whose saved timelines hold `momentID`.
     public func userIDs(holding momentID: String) throws -> [String] {
-        Array(try holderIndex().users(holding: momentID))
+        try checkOpen()
+        return Array(try holderIndex().users(holding: momentID))
     }
 
     /// Removes `userID`'s timeline and the moments no other timeline holds.
     public func remove(userID: String) throws {
+        try checkOpen()
         let url = fileURL(for: userID)
         guard unlink(url.path) == 0 || errno == ENOENT else {
             throw PersistenceError(code: .ioFailure, location: url.path, userID: userID,
@@ -153,7 +190,8 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// Every user with a saved timeline.
     public func userIDs() throws -> [String] {
-        try fileNames().compactMap { name in
+        try checkOpen()
+        return try fileNames().compactMap { name in
             if let userID = TimelineFileName.userID(fromSpelledName: name) { return userID }
             guard TimelineFileName.isHashedName(name) else { return nil }
             let url = directory.appendingPathComponent(name)
@@ -165,6 +203,7 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// Removes every timeline and moment.
     public func removeAll() throws {
+        try checkOpen()
         for name in try fileNames() where TimelineFileName.userID(fromSpelledName: name) != nil || TimelineFileName.isHashedName(name) {
             unlink(directory.appendingPathComponent(name).path)
         }

@@ -29,6 +29,10 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         /// The persistence was closed (``MomentsPersistence/close()``): it reads and
         /// writes nothing more.
         public static let closed = Code("closed")
+        /// Another process has the store open, and it stayed so for as long as the
+        /// opening waited: a store that one process at a time may use (JSON files)
+        /// refuses a second instead of letting their writes undo each other's.
+        public static let locked = Code("locked")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }
