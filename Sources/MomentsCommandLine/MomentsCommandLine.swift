@@ -203,12 +203,29 @@ public enum MomentsCommandLine {
         let details: MomentsDetails
         if arguments.has("offline") {
             let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
-            guard let stored = try await location.open().persistence.load(userID: user) else {
+            let persistence = try await location.open().persistence
+            let stored: MomentsDetails?
+            do {
+                stored = try await persistence.load(userID: user)
+                await persistence.close()
+            } catch {
+                await persistence.close()
+                throw error
+            }
+            guard let stored else {
                 throw CommandFailure("no stored timeline for user \(user); run 'moments timeline --user \(user)' with a BFF first")
             }
             details = stored
         } else {
-            details = try await Connection(arguments, environment: environment).store.refresh(userID: user)
+            // Shut down before printing: the store's writes finished and its storage closed.
+            let connection = try await Connection(arguments, environment: environment)
+            do {
+                details = try await connection.store.refresh(userID: user)
+                await connection.shutdown()
+            } catch {
+                await connection.shutdown()
+                throw error
+            }
         }
         if arguments.has("json") {
             console.line(TimelineFormatter.json(details))
@@ -223,9 +240,16 @@ public enum MomentsCommandLine {
         let isLiked = arguments.command == .like
         // A like is sent once: a failure says so, and the user decides whether to try again.
         let connection = try await Connection(arguments, environment: environment, sendsOnce: true)
-        // A like the store could not record must not reach the BFF.
-        try await connection.persistence.checkWritable()
-        let details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
+        let details: MomentsDetails
+        do {
+            // A like the store could not record must not reach the BFF.
+            try await connection.persistence.checkWritable()
+            details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
+            await connection.shutdown()
+        } catch {
+            await connection.shutdown()
+            throw error
+        }
         guard let moment = details.moment(withID: momentID) else {
             throw CommandFailure("moment \(momentID) is not in user \(user)'s timeline")
         }

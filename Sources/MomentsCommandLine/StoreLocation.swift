@@ -45,12 +45,13 @@ enum StoreLocation: Equatable {
         return candidates.filter { !FileManager.default.fileExists(atPath: $0) }
     }
 
-    /// The persistence, and the change bus a store on it listens to (PostgreSQL only:
-    /// other instances' changes arrive through it).
+    /// The persistence, and the change bus a store on it listens to (PostgreSQL and
+    /// SQLite: other processes' changes arrive through it).
     func open() async throws -> (persistence: any MomentsPersistence, changeBus: (any MomentsChangeBus)?) {
         switch self {
         case .sqlite(let path):
-            return (try await SQLitePersistence.open(path: path), nil)
+            let persistence = try await SQLitePersistence.open(path: path)
+            return (persistence, persistence)
         case .json(let directory):
             return (try await JSONFilePersistence.open(directory: URL(fileURLWithPath: directory)), nil)
         case .postgres(let connection):

@@ -19,12 +19,16 @@ extension SQLitePersistence {
     }
 
     /// Writes `batch`'s moments that some timeline holds and that no certainly newer
-    /// row keeps out, each with the likes' answers its row keeps applied.
-    func writeMoments(of batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?) throws {
-        guard !batch.moments.isEmpty else { return }
+    /// row keeps out, each with the likes' answers its row keeps applied; returns the
+    /// ids written, and those contested: the save replaced a different value whose order
+    /// against it cannot be known, or a kept like's answer changed the value written.
+    func writeMoments(of batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?) throws -> (written: [String], contested: [String]) {
+        guard !batch.moments.isEmpty else { return ([], []) }
+        var written: [String] = []
+        var contested: [String] = []
         var arriving: [String: [LikeConfirmation]] = [:]
         for confirmation in batch.likeConfirmations { arriving[confirmation.momentID, default: []].append(confirmation) }
-        let stored = try connection.statement("SELECT confirmed_not_before, confirmed_not_after, like_confirmations FROM moment WHERE id = ?")
+        let stored = try connection.statement("SELECT confirmed_not_before, confirmed_not_after, like_confirmations, checksum FROM moment WHERE id = ?")
         let upsert = try connection.statement("""
             INSERT INTO moment (\(SQLiteRows.momentColumns), confirmed_not_before, confirmed_not_after, like_confirmations)
             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
@@ -36,13 +40,15 @@ extension SQLitePersistence {
                 confirmed_not_after = excluded.confirmed_not_after, like_confirmations = excluded.like_confirmations
             """)
         let encoder = JSONEncoder()
-        for moment in batch.moments.values {
+        for moment in batch.moments.values.sorted(by: { $0.id < $1.id }) {
             stored.bind(moment.id, at: 1)
             var kept: [LikeConfirmation] = []
+            var replaced: (age: ConfirmationInterval?, checksum: Int64)?
             if try stored.step() {
                 defer { stored.reset() }
                 let age = ConfirmationInterval(microsecondsNotBefore: stored.optionalInt(at: 0), notAfter: stored.optionalInt(at: 1))
                 guard ConfirmationInterval.replaces(confirmed, age) else { continue }
+                replaced = (age, stored.int(at: 3))
                 if !stored.isNull(at: 2) {
                     kept = try likeConfirmations(stored, at: 2) { reason in
                         PersistenceError(code: .corruptedData, location: path, reason: "moment \(moment.id.debugDescription) has \(reason)")
@@ -52,16 +58,35 @@ extension SQLitePersistence {
                 stored.reset()
             }
             kept = LikeConfirmation.kept(stored: kept, arriving: arriving[moment.id] ?? [], writtenWithin: confirmed)
-            SQLiteRows.bindMoment(LikeConfirmation.applying(kept, to: moment), to: upsert, from: 1)
+            let value = LikeConfirmation.applying(kept, to: moment)
+            SQLiteRows.bindMoment(value, to: upsert, from: 1)
             upsert.bind(confirmed?.microseconds.notBefore, at: 12)
             upsert.bind(confirmed?.microseconds.notAfter, at: 13)
             upsert.bind(kept.isEmpty ? nil : String(decoding: try encoder.encode(kept), as: UTF8.self), at: 14)
+            let before = connection.totalChanges
             try upsert.run()
+            // No timeline holds it: not written.
+            guard connection.totalChanges != before else { continue }
+            written.append(moment.id)
+            if value.withIsLiked(nil) != moment.withIsLiked(nil)
+                || (replaced.map { $0.checksum != ContentChecksum.of(value) && Self.overlap($0.age, confirmed) } ?? false) {
+                contested.append(moment.id)
+            }
         }
+        return (written, contested)
+    }
+
+    /// Whether neither value was certainly computed before the other (a value of
+    /// unknown start may be older than any confirmed one; a stored one of unknown age is
+    /// certainly replaced).
+    static func overlap(_ stored: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
+        guard let stored, let incoming else { return false }
+        guard let start = incoming.notBefore else { return true }
+        return stored.notAfter >= start
     }
 
     /// The likes' answers stored in `row`'s `column`.
-    private func likeConfirmations(_ row: SQLiteStatement, at column: Int32, damaged: (String) -> PersistenceError) throws -> [LikeConfirmation] {
+    func likeConfirmations(_ row: SQLiteStatement, at column: Int32, damaged: (String) -> PersistenceError) throws -> [LikeConfirmation] {
         guard let text = row.validText(at: column),
               let confirmations = try? JSONDecoder().decode([LikeConfirmation].self, from: Data(text.utf8)) else {
             throw damaged("likes' answers that cannot be read")

@@ -41,6 +41,11 @@ public actor SQLitePersistence: MomentsPersistence {
         /// repairing a damaged index. The default is `nil`.
         public var logHandler: LogHandler?
 
+        /// How often the change bus (``sharedChanges()``) looks for commits of other
+        /// connections to the file. The default is 50 ms; a look that finds none reads
+        /// one pragma.
+        public var changePollInterval: Duration = .milliseconds(50)
+
         /// Creates a configuration with every default.
         public init() {}
 
@@ -54,6 +59,14 @@ public actor SQLitePersistence: MomentsPersistence {
     /// The database file, or `":memory:"`.
     public nonisolated let path: String
     let connection: SQLiteConnection
+    /// Names this instance's commits in the change log, so its own bus skips them.
+    nonisolated let writerID = UUID().uuidString
+    let changePollInterval: Duration
+    /// This instance committed a contested moment its own bus has not delivered yet.
+    var hasOwnContest = false
+    /// Change streams whose poller has read where the log stands (for tests: a commit
+    /// after that is delivered).
+    package internal(set) var watchingStreams = 0
     private let executor: ThreadExecutor
 
     /// The connection's own thread: SQLite's calls and busy waits never run on Swift's cooperative threads.
@@ -78,6 +91,7 @@ public actor SQLitePersistence: MomentsPersistence {
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.logHandler = configuration.logHandler
+        changePollInterval = configuration.changePollInterval
         var connection: SQLiteConnection
         var readOnlyReason: String?
         do {
@@ -237,14 +251,18 @@ public actor SQLitePersistence: MomentsPersistence {
             }
             try connection.transaction(writing: true) {
                 var released = Set<String>()
+                var change = SQLiteChange(writer: writerID)
                 for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
                     // Another process's certainly newer timeline stays.
                     if let stored = try storedTimelineAge(of: userID), !ConfirmationInterval.replaces(confirmed, stored.interval) { continue }
                     released.formUnion(try momentIDs(of: userID))
                     try writeTimeline(timeline, for: userID, batch: batch, confirmedWithin: confirmed)
+                    change.userIDs.append(userID)
                 }
-                try writeMoments(of: batch, confirmedWithin: confirmed)
+                (change.momentIDs, change.contestedMomentIDs) = try writeMoments(of: batch, confirmedWithin: confirmed)
                 try removeOrphans(released)
+                try appendChange(change)
+                if !change.contestedMomentIDs.isEmpty { hasOwnContest = true }
             }
         } catch let error as SQLiteError where error.resultCode == SQLITE_CONSTRAINT {
             // Every write first deletes the rows it replaces: a uniqueness constraint can
@@ -284,6 +302,7 @@ public actor SQLitePersistence: MomentsPersistence {
                     try statement.run()
                 }
                 try removeOrphans(Set(released))
+                try appendChange(SQLiteChange(writer: writerID, removedUserIDs: [userID]))
             }
         }
     }
@@ -305,13 +324,14 @@ public actor SQLitePersistence: MomentsPersistence {
         try run(userID: nil) {
             try connection.transaction(writing: true) {
                 try connection.execute("DELETE FROM timeline_entry; DELETE FROM moment; DELETE FROM timeline;")
+                try appendChange(SQLiteChange(writer: writerID, removedEverything: true))
             }
         }
     }
 
     // MARK: - Errors
 
-    private func run<T>(userID: String?, _ body: () throws -> T) throws -> T {
+    func run<T>(userID: String?, _ body: () throws -> T) throws -> T {
         guard !connection.isClosed else {
             throw PersistenceError(code: .closed, location: path, userID: userID, reason: "the store was closed")
         }

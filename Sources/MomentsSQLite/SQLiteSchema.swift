@@ -7,7 +7,8 @@
 /// that holds it; `timeline_entry` lists each user's moment ids in order. Every
 /// `moment` and `timeline` row carries a checksum of its content. Version 3 lets a
 /// moment's author id be unknown, and keeps with each row when the server computed it
-/// and with each moment the answers to likes (the rules of shared storage).
+/// and with each moment the answers to likes (the rules of shared storage). Version 4
+/// logs each commit's changes for the other connections' change bus.
 enum SQLiteSchema {
     /// "MOMT".
     static let applicationID: Int64 = 0x4D4F_4D54
@@ -107,6 +108,20 @@ enum SQLiteSchema {
             ALTER TABLE moment_v3 RENAME TO moment;
             ALTER TABLE timeline ADD COLUMN confirmed_not_before INTEGER;
             ALTER TABLE timeline ADD COLUMN confirmed_not_after INTEGER;
+            """)],
+        // Version 4: every save and removal appends what it changed to `change_log`, so
+        // other connections to the file (other processes) learn of it (the change bus).
+        // Lists are `StringListCoding`; `writer` names the persistence instance.
+        [.sql("""
+            CREATE TABLE change_log (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                writer TEXT NOT NULL,
+                moment_ids TEXT NOT NULL,
+                user_ids TEXT NOT NULL,
+                contested_moment_ids TEXT NOT NULL,
+                removed_user_ids TEXT NOT NULL,
+                removed_everything INTEGER NOT NULL
+            );
             """)],
     ]
 

@@ -106,7 +106,12 @@ public enum CrashHarness {
             }
         }
         if throughStore {
-            // The next refresh converges on the server's state, whatever the crash left.
+            // The next refresh converges on the server's state, whatever the crash left,
+            // once it is certainly computed after every like's answer the rows keep: the
+            // writer and this store each widen their intervals by half the clock-skew
+            // tolerance, so that is a refresh starting more than the tolerance after the
+            // writer's last answer (a rule of the wall clock, not a guess at an event).
+            try await Task.sleep(for: MomentsStore.Configuration().clockSkewTolerance + .milliseconds(1))
             let service = ConvergingService(version: startVersion + 99_999)
             let store = MomentsStore(service: service, persistence: persistence)
             for user in try await persistence.userIDs() {
@@ -115,7 +120,11 @@ public enum CrashHarness {
                     throw Failure(description: "a refresh of \(user) after the crash did not converge")
                 }
             }
+            await store.shutdown()
         }
+        // The next round's writer opens the storage again (a JSON-file store is one
+        // process's at a time).
+        await persistence.close()
         return committed.count
     }
 }
