@@ -1,5 +1,6 @@
 import Foundation
 public import Moments
+import MomentsSupport
 
 /// Several processes on one file, each told of the others' commits: the persistence is
 /// also a ``MomentsChangeBus`` (give it as the store's `changeBus`).
@@ -13,17 +14,16 @@ public import Moments
 /// the log's retained commits, or could not read it, is told events were lost
 /// (``SharedChangeEvent/interrupted``) and resynchronises.
 extension SQLitePersistence: MomentsChangeBus {
-    /// The commits of other connections to the file from now on, until the stream is
+    /// The commits of other connections to the file from now on (every commit after
+    /// the last this connection knew of when the call returned), until the stream is
     /// dropped or the persistence closed. The stream does not keep the persistence
     /// alive: once released, the stream ends.
     public nonisolated func sharedChanges() -> AsyncStream<SharedChangeEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SharedChangeEvent.self)
         let interval = changePollInterval
+        let start = Watch(seen: knownChangeSequence.withLock { $0 })
         let poller = Task { [weak self] in
-            guard var watch = await self?.startWatching() else {
-                continuation.finish()
-                return
-            }
+            var watch = start
             while !Task.isCancelled {
                 do {
                     try await Task.sleep(for: interval)
@@ -33,7 +33,6 @@ extension SQLitePersistence: MomentsChangeBus {
                 guard let self, let events = await self.look(&watch) else { break }
                 for event in events { continuation.yield(event) }
             }
-            await self?.stopWatching()
             continuation.finish()
         }
         continuation.onTermination = { _ in poller.cancel() }
@@ -70,17 +69,6 @@ extension SQLitePersistence: MomentsChangeBus {
         var failing = false
     }
 
-    /// Where the log stands now; `nil` if it cannot be read (the stream ends).
-    private func startWatching() -> Watch? {
-        guard let seen = try? run(userID: nil, { try latestChangeSequence() }) else { return nil }
-        watchingStreams += 1
-        return Watch(seen: seen)
-    }
-
-    private func stopWatching() {
-        watchingStreams -= 1
-    }
-
     /// One look: the events of the commits other connections made since the last;
     /// `nil` once the persistence is closed.
     private func look(_ watch: inout Watch) -> [SharedChangeEvent]? {
@@ -95,6 +83,7 @@ extension SQLitePersistence: MomentsChangeBus {
             var seen = watch.seen
             var found = try run(userID: nil) { try connection.transaction(writing: false) { try events(after: &seen) } }
             watch.seen = seen
+            knownChangeSequence.withLock { $0 = max($0, seen) }
             if watch.failing { found.insert(.interrupted, at: 0) }
             watch.failing = false
             return found
@@ -112,7 +101,7 @@ extension SQLitePersistence: MomentsChangeBus {
         guard let last = changes.last else { return [] }
         var events: [SharedChangeEvent] = []
         // Commits pruned before they were read: lost.
-        if let first = changes.first, first.sequence > seen + 1, seen > 0 { events.append(.interrupted) }
+        if let first = changes.first, first.sequence > seen + 1 { events.append(.interrupted) }
         for change in changes {
             let isMine = change.writer == writerID
             let momentIDs = isMine ? change.contestedMomentIDs : change.momentIDs

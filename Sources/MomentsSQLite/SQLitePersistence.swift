@@ -64,9 +64,9 @@ public actor SQLitePersistence: MomentsPersistence {
     let changePollInterval: Duration
     /// This instance committed a contested moment its own bus has not delivered yet.
     var hasOwnContest = false
-    /// Change streams whose poller has read where the log stands (for tests: a commit
-    /// after that is delivered).
-    package internal(set) var watchingStreams = 0
+    /// The latest commit in the change log this connection knows of (read on opening,
+    /// then by every look of a change stream): a new stream delivers every commit after it.
+    nonisolated let knownChangeSequence = PThreadMutex<Int64>(0)
     private let executor: ThreadExecutor
 
     /// The connection's own thread: SQLite's calls and busy waits never run on Swift's cooperative threads.
@@ -110,6 +110,9 @@ public actor SQLitePersistence: MomentsPersistence {
         }
         self.connection = connection
         self.readOnlyReason = readOnlyReason
+        // A file opened for reading only may predate the log: then there is none to follow.
+        let known = (try? connection.integer("SELECT coalesce(max(seq), 0) FROM change_log")) ?? 0
+        knownChangeSequence.withLock { $0 = known }
         executor = ThreadExecutor(name: "MomentsSQLitePersistence")
         if let readOnlyReason {
             configuration.logHandler?(LogRecord(

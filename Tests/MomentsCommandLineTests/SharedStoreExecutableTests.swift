@@ -2,18 +2,23 @@ import Foundation
 import MomentsTestSupport
 import Testing
 
-/// `moments` processes sharing one PostgreSQL store stand in for instances of a service.
+/// `moments` processes sharing one PostgreSQL store, or one SQLite file, stand in for
+/// instances of a service.
 @Suite struct SharedStoreExecutableTests {
-    /// Two `watch --all` processes on one PostgreSQL store, refreshing only once an hour,
-    /// show a like made through a third process: it reaches them through the change
-    /// feed, not through their refreshes.
-    @Test func twoWatchersSeeALikeMadeThroughAThirdProcess() async throws {
+    /// Two `watch --all` processes on one store, refreshing only once an hour, show a
+    /// like made through a third process: it reaches them through the change feed (the
+    /// database's notifications, or the SQLite file's change log), not through their
+    /// refreshes.
+    @Test(arguments: ["postgres", "sqlite"])
+    func twoWatchersSeeALikeMadeThroughAThirdProcess(kind: String) async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let database = try await PostgresServer.shared().createDatabase()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let connection = ["--base-url", bff.baseURL.absoluteString, "--store", "postgres:" + database]
+        let store = kind == "postgres"
+            ? "postgres:" + (try await PostgresServer.shared().createDatabase())
+            : "sqlite:" + directory.url.appendingPathComponent("shared.sqlite").path
+        let connection = ["--base-url", bff.baseURL.absoluteString, "--store", store]
         let fetched = try await MomentsExecutable.run(["timeline", "--user", "1", "--json"] + connection, in: directory.url)
         #expect(fetched.status == 0, "\(fetched.err)")
         let timeline = try JSONSerialization.jsonObject(with: Data(fetched.out.utf8)) as? [String: Any]

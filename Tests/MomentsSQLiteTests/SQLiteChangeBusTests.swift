@@ -14,11 +14,6 @@ import Testing
         return try await SQLitePersistence.open(path: path, configuration: configuration)
     }
 
-    /// Waits until `persistence`'s change stream has read where the log stands.
-    private static func waitUntilWatching(_ persistence: SQLitePersistence) async {
-        while await persistence.watchingStreams == 0 { await Task.yield() }
-    }
-
     @Test func aLikeThroughOneProcessReachesTheOthersSubscriberWithoutARefresh() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -30,7 +25,6 @@ import Testing
         let b = MomentsStore(service: service, persistence: second, configuration: .init { $0.changeBus = second })
         try await b.refresh(userID: "0")
         let probe = StreamProbe(await b.updates(for: "0"))
-        await Self.waitUntilWatching(second)
 
         try await a.refresh(userID: "0")
         try await a.setLike(true, momentID: "a", userID: "0")
@@ -47,7 +41,6 @@ import Testing
         let path = directory.url.appendingPathComponent("shared.sqlite").path
         let (mine, other) = (try await Self.open(path), try await Self.open(path))
         var events = mine.sharedChanges().makeAsyncIterator()
-        await Self.waitUntilWatching(mine)
 
         try await other.save(SampleTimelines.timeline(user: "1", moments: 2), for: "1")
         try await mine.save(SampleTimelines.timeline(user: "0", moments: 2), for: "0")
@@ -71,7 +64,6 @@ import Testing
         let path = directory.url.appendingPathComponent("shared.sqlite").path
         let (mine, other) = (try await Self.open(path), try await Self.open(path))
         var events = mine.sharedChanges().makeAsyncIterator()
-        await Self.waitUntilWatching(mine)
 
         let details = SampleTimelines.timeline(user: "1", moments: 2)
         let interval = ConfirmationInterval(notBefore: Date(timeIntervalSince1970: 1_800_000_000), notAfter: Date(timeIntervalSince1970: 1_800_000_001))
