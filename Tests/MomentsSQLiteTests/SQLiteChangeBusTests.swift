@@ -35,27 +35,32 @@ import Testing
         probe.cancel()
     }
 
+    /// What a commit event says, in short.
+    private static func summary(_ event: SharedChangeEvent) -> [String] {
+        guard case .committed(let commit) = event else { return ["\(event)"] }
+        return commit.timelines.map { "saved \($0.userID)" } + commit.removedUserIDs.map { "removed \($0)" }
+    }
+
     @Test func theBusDeliversOtherConnectionsCommitsInOrderAndNeverItsOwn() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("shared.sqlite").path
         let (mine, other) = (try await Self.open(path), try await Self.open(path))
-        var events = mine.sharedChanges().makeAsyncIterator()
+        // Each event is read from the rows as they are when it is delivered, so each
+        // commit is awaited before the next (a timeline removed before its save was
+        // read is not announced as saved).
+        let events = StreamProbe(mine.sharedChanges())
+        defer { events.cancel() }
 
         try await other.save(SampleTimelines.timeline(user: "1", moments: 2), for: "1")
+        #expect(await events.waitFor(count: 1, timeout: .seconds(60)).map(Self.summary) == [["saved 1"]])
+
         try await mine.save(SampleTimelines.timeline(user: "0", moments: 2), for: "0")
         try await other.save(SampleTimelines.timeline(user: "2", moments: 2), for: "2")
-        try await other.remove(userID: "1")
+        #expect(await events.waitFor(count: 2, timeout: .seconds(60)).map(Self.summary) == [["saved 1"], ["saved 2"]])
 
-        var received: [String] = []
-        while received.count < 3, let event = await events.next() {
-            guard case .committed(let commit) = event else {
-                Issue.record("unexpected \(event)")
-                continue
-            }
-            received += commit.timelines.map { "saved \($0.userID)" } + commit.removedUserIDs.map { "removed \($0)" }
-        }
-        #expect(received == ["saved 1", "saved 2", "removed 1"])
+        try await other.remove(userID: "1")
+        #expect(await events.waitFor(count: 3, timeout: .seconds(60)).map(Self.summary) == [["saved 1"], ["saved 2"], ["removed 1"]])
     }
 
     @Test func aCommitCarriesTheRowsWithWhenTheServerComputedThem() async throws {
@@ -63,7 +68,8 @@ import Testing
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("shared.sqlite").path
         let (mine, other) = (try await Self.open(path), try await Self.open(path))
-        var events = mine.sharedChanges().makeAsyncIterator()
+        let events = StreamProbe(mine.sharedChanges())
+        defer { events.cancel() }
 
         let details = SampleTimelines.timeline(user: "1", moments: 2)
         let interval = ConfirmationInterval(notBefore: Date(timeIntervalSince1970: 1_800_000_000), notAfter: Date(timeIntervalSince1970: 1_800_000_001))
@@ -71,7 +77,7 @@ import Testing
         batch.confirmedWithin = interval
         try await other.save(batch)
 
-        guard case .committed(let commit)? = await events.next() else {
+        guard case .committed(let commit)? = await events.waitFor(count: 1, timeout: .seconds(60)).first else {
             Issue.record("no commit")
             return
         }
