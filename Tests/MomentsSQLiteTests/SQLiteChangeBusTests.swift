@@ -35,6 +35,12 @@ import Testing
         probe.cancel()
     }
 
+    /// Two connections to one file in `directory`, as two processes would have.
+    private static func twoConnections(in directory: TemporaryDirectory) async throws -> (SQLitePersistence, SQLitePersistence) {
+        let path = directory.url.appendingPathComponent("shared.sqlite").path
+        return (try await open(path), try await open(path))
+    }
+
     /// What a commit event says, in short.
     private static func summary(_ event: SharedChangeEvent) -> [String] {
         guard case .committed(let commit) = event else { return ["\(event)"] }
@@ -44,8 +50,7 @@ import Testing
     @Test func theBusDeliversOtherConnectionsCommitsInOrderAndNeverItsOwn() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("shared.sqlite").path
-        let (mine, other) = (try await Self.open(path), try await Self.open(path))
+        let (mine, other) = try await Self.twoConnections(in: directory)
         // Each event is read from the rows as they are when it is delivered, so each
         // commit is awaited before the next (a timeline removed before its save was
         // read is not announced as saved).
@@ -66,8 +71,7 @@ import Testing
     @Test func aCommitCarriesTheRowsWithWhenTheServerComputedThem() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("shared.sqlite").path
-        let (mine, other) = (try await Self.open(path), try await Self.open(path))
+        let (mine, other) = try await Self.twoConnections(in: directory)
         let events = StreamProbe(mine.sharedChanges())
         defer { events.cancel() }
 

@@ -73,24 +73,23 @@ import Testing
         }
         let (a, b) = (stores[0], stores[1])
 
-        // B's like of m1 for u1 is sent at 0 ms and answered at 1 ms; B's thread then
-        // pauses 30 ms between reading its instant and its wall clock.
-        let like = Task { try await b.setLike(true, momentID: "m1", userID: "u1") }
-        let likeCall = await service.waitForCalls(1)[0]
-        await service.process(likeCall)
-        clockB.advance(by: .milliseconds(1))
-        await service.deliver(likeCall)
-        _ = try await like.value
-
+        /// `store`'s like or unlike of m1 for u1, answered by the server `taking` on
+        /// `clock` between its sending and its answer.
+        func like(_ isLiked: Bool, by store: MomentsStore, on clock: ManualClock, taking duration: Duration) async throws {
+            let call = Task { try await store.setLike(isLiked, momentID: "m1", userID: "u1") }
+            let id = await service.waitForCalls(1)[0]
+            await service.process(id)
+            clock.advance(by: duration)
+            await service.deliver(id)
+            _ = try await call.value
+        }
+        // B's like is sent at 0 ms and answered at 1 ms; B's thread then pauses 30 ms
+        // between reading its instant and its wall clock.
+        try await like(true, by: b, on: clockB, taking: .milliseconds(1))
         // Meanwhile A's unlike of the same moment by the same user is sent (5 ms),
         // computed by the server after the like, and answered (10 ms).
         clockA.advance(by: .milliseconds(5))
-        let unlike = Task { try await a.setLike(false, momentID: "m1", userID: "u1") }
-        let unlikeCall = await service.waitForCalls(1)[0]
-        await service.process(unlikeCall)
-        clockA.advance(by: .milliseconds(5))
-        await service.deliver(unlikeCall)
-        _ = try await unlike.value
+        try await like(false, by: a, on: clockA, taking: .milliseconds(5))
 
         // Every announcement delivered and every refetch answered, time going on.
         clockA.advance(by: .seconds(1))
