@@ -105,6 +105,9 @@ final class SQLiteConnection {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the last row this connection inserted.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// Rows changed since the connection opened.
     var totalChanges: Int { Int(sqlite3_total_changes(handle)) }
 

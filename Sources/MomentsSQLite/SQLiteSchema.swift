@@ -111,10 +111,11 @@ enum SQLiteSchema {
             """)],
         // Version 4: every save and removal appends what it changed to `change_log`, so
         // other connections to the file (other processes) learn of it (the change bus).
-        // Lists are `StringListCoding`; `writer` names the persistence instance.
+        // Lists are `StringListCoding`; `writer` names the persistence instance. Only the
+        // oldest rows are ever deleted, so `seq` (the rowid) only grows.
         [.sql("""
             CREATE TABLE change_log (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                seq INTEGER PRIMARY KEY,
                 writer TEXT NOT NULL,
                 moment_ids TEXT NOT NULL,
                 user_ids TEXT NOT NULL,
