@@ -109,4 +109,16 @@ struct Connection {
         await client.shutdown(gracePeriod: .milliseconds(250))
     }
 
+    /// Runs `body`, then shuts down, whether `body` returned or threw: a one-shot
+    /// command's writes are finished and its storage closed before it exits.
+    func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            await shutdown()
+            return result
+        } catch {
+            await shutdown()
+            throw error
+        }
+    }
 }

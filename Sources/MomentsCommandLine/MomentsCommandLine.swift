@@ -219,13 +219,7 @@ public enum MomentsCommandLine {
         } else {
             // Shut down before printing: the store's writes finished and its storage closed.
             let connection = try await Connection(arguments, environment: environment)
-            do {
-                details = try await connection.store.refresh(userID: user)
-                await connection.shutdown()
-            } catch {
-                await connection.shutdown()
-                throw error
-            }
+            details = try await connection.run { try await connection.store.refresh(userID: user) }
         }
         if arguments.has("json") {
             console.line(TimelineFormatter.json(details))
@@ -240,15 +234,10 @@ public enum MomentsCommandLine {
         let isLiked = arguments.command == .like
         // A like is sent once: a failure says so, and the user decides whether to try again.
         let connection = try await Connection(arguments, environment: environment, sendsOnce: true)
-        let details: MomentsDetails
-        do {
+        let details = try await connection.run {
             // A like the store could not record must not reach the BFF.
             try await connection.persistence.checkWritable()
-            details = try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
-            await connection.shutdown()
-        } catch {
-            await connection.shutdown()
-            throw error
+            return try await connection.store.setLike(isLiked, momentID: momentID, userID: user)
         }
         guard let moment = details.moment(withID: momentID) else {
             throw CommandFailure("moment \(momentID) is not in user \(user)'s timeline")

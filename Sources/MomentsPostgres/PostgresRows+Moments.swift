@@ -93,7 +93,8 @@ extension PostgresRows {
         // Contested: it replaces another value, confirmed no earlier than the incoming
         // one may have been (always, when the incoming one's start is unknown).
         var isContested = false
-        if let old, old.value != incomingText, let oldNotAfter = old.confirmed.notAfter, confirmed.notBefore.map({ oldNotAfter >= $0 }) ?? true {
+        if let old, old.value != incomingText,
+           ConfirmationInterval.overlaps(old.interval, ConfirmationInterval(microsecondsNotBefore: confirmed.notBefore, notAfter: confirmed.notAfter)) {
             isContested = true
         }
         let stored: [LikeConfirmation] = try old?.likeConfirmations.map {

@@ -40,7 +40,7 @@ extension SQLitePersistence {
                 confirmed_not_after = excluded.confirmed_not_after, like_confirmations = excluded.like_confirmations
             """)
         let encoder = JSONEncoder()
-        for moment in batch.moments.values.sorted(by: { $0.id < $1.id }) {
+        for moment in batch.moments.values {
             stored.bind(moment.id, at: 1)
             var kept: [LikeConfirmation] = []
             var replaced: (age: ConfirmationInterval?, checksum: Int64)?
@@ -68,21 +68,14 @@ extension SQLitePersistence {
             // No timeline holds it: not written.
             guard connection.totalChanges != before else { continue }
             written.append(moment.id)
-            if value.withIsLiked(nil) != moment.withIsLiked(nil)
-                || (replaced.map { $0.checksum != ContentChecksum.of(value) && Self.overlap($0.age, confirmed) } ?? false) {
+            // A kept like's answer changed the value, or it replaced a different value
+            // of unknown order (the checksum, computed only then, tells).
+            if value != moment
+                || (replaced.map { ConfirmationInterval.overlaps($0.age, confirmed) && $0.checksum != ContentChecksum.of(value) } ?? false) {
                 contested.append(moment.id)
             }
         }
         return (written, contested)
-    }
-
-    /// Whether neither value was certainly computed before the other (a value of
-    /// unknown start may be older than any confirmed one; a stored one of unknown age is
-    /// certainly replaced).
-    static func overlap(_ stored: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
-        guard let stored, let incoming else { return false }
-        guard let start = incoming.notBefore else { return true }
-        return stored.notAfter >= start
     }
 
     /// The likes' answers stored in `row`'s `column`.

@@ -4,6 +4,11 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
+    /// The duration in whole nanoseconds, rounded toward zero.
+    package var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+
     /// The duration in whole milliseconds, rounded up (a deadline never shortens).
     package var milliseconds: Int64 {
         let (seconds, attoseconds) = components

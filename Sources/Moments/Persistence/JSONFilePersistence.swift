@@ -139,7 +139,7 @@ public actor JSONFilePersistence: MomentsPersistence {
         try checkOpen()
         guard !batch.isEmpty else { return }
         // Assemble every file to write before writing any, so invalid input writes nothing.
-        var reads = FileReads()
+        var reads = TimelineFileReads()
         var files: [String: MomentsDetails] = [:]
         for (userID, timeline) in batch.timelines {
             if let duplicate = timeline.duplicateMomentID {
@@ -289,7 +289,7 @@ public actor JSONFilePersistence: MomentsPersistence {
     private static let momentsPerSlice = 1_000
 
     /// A moment as some stored file holds it (`userID`'s own first), or `nil`.
-    private func storedMoment(_ id: String, preferring userID: String, reads: inout FileReads) throws -> Moment? {
+    private func storedMoment(_ id: String, preferring userID: String, reads: inout TimelineFileReads) throws -> Moment? {
         if let moment = try? reads.moment(id, inFileOf: userID, using: read) { return moment }
         for holder in try holderIndex().users(holding: id) where holder != userID {
             if let moment = try? reads.moment(id, inFileOf: holder, using: read) { return moment }
@@ -370,60 +370,5 @@ public actor JSONFilePersistence: MomentsPersistence {
             return "unexpected value at '\(DecodingFailure.render(context.codingPath))'"
         @unknown default: return String(describing: error)
         }
-    }
-}
-
-/// The content of one timeline file.
-struct TimelineFile: Codable {
-    struct Header: Decodable {
-        let format: String
-        let version: Int
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            format = try container.decode(String.self, forKey: .format)
-            guard format == TimelineFile.format else {
-                throw DecodingError.dataCorruptedError(forKey: .format, in: container, debugDescription: "format is '\(format)'")
-            }
-            version = try container.decode(Int.self, forKey: .version)
-        }
-
-        enum CodingKeys: String, CodingKey { case format, version }
-    }
-
-    static let format = "moments.timeline"
-    var format = TimelineFile.format
-    let version: Int
-    let userID: String
-    let details: MomentsDetails
-    /// ``ContentChecksum`` of `userID` and `details`; absent in version 1 files.
-    let checksum: Int64?
-
-    init(version: Int, userID: String, details: MomentsDetails, checksum: Int64?) {
-        self.version = version
-        self.userID = userID
-        self.details = details
-        self.checksum = checksum
-    }
-}
-
-/// The files one save has read, so each is read and decoded once.
-private struct FileReads {
-    private var files: [String: MomentsDetails?] = [:]
-    private var moments: [String: [String: Moment]] = [:]
-
-    mutating func file(of userID: String, using read: (String) throws -> MomentsDetails?) throws -> MomentsDetails? {
-        if let known = files[userID] { return known }
-        let details = try read(userID)
-        files[userID] = .some(details)
-        return details
-    }
-
-    mutating func moment(_ id: String, inFileOf userID: String, using read: (String) throws -> MomentsDetails?) throws -> Moment? {
-        if moments[userID] == nil {
-            let details = try file(of: userID, using: read)
-            moments[userID] = Dictionary((details?.moments ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        }
-        return moments[userID]?[id]
     }
 }

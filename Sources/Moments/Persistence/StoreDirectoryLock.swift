@@ -21,6 +21,9 @@ final class StoreDirectoryLock: Sendable {
         var holders: Int
     }
 
+    /// How long a waiting opening sleeps between tries.
+    private static let pause = Duration.milliseconds(5)
+
     /// Locks held by this process, by lock file.
     private static let held = PThreadMutex<[String: Held]>([:])
 
@@ -45,7 +48,9 @@ final class StoreDirectoryLock: Sendable {
             guard descriptor >= 0 else {
                 throw PersistenceError(code: .ioFailure, location: path, reason: "the store's lock file cannot be opened: \(String(cString: strerror(errno)))")
             }
-            let deadline = ContinuousClock.now + timeout
+            // Tried every 5 ms, so the wait lasts at least `timeout` (longer on a busy
+            // machine) without reading a clock.
+            var attemptsLeft = Int(max(0, min(timeout / pause, 1e12)))
             while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let failure = errno
                 if failure == EINTR { continue }
@@ -53,14 +58,15 @@ final class StoreDirectoryLock: Sendable {
                     close(descriptor)
                     throw PersistenceError(code: .ioFailure, location: path, reason: "the store's lock file cannot be locked: \(String(cString: strerror(failure)))")
                 }
-                guard ContinuousClock.now < deadline else {
+                guard attemptsLeft > 0 else {
                     close(descriptor)
                     throw PersistenceError(
                         code: .locked, location: path,
                         reason: "another process has the store open (it holds the lock file); one process at a time may use a JSON-file store: to share one, use SQLite or PostgreSQL persistence"
                     )
                 }
-                usleep(5_000)
+                attemptsLeft -= 1
+                usleep(UInt32(pause / .microseconds(1)))
             }
             held[path] = Held(descriptor: descriptor, holders: 1)
         }

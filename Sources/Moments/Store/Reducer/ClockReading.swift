@@ -1,5 +1,6 @@
 import Foundation
 import MomentsHTTP
+import MomentsSupport
 
 /// One reading of both of the store's clocks, for converting instants of the store's
 /// clock to the wall clock that instances sharing storage compare, and back.
@@ -36,7 +37,7 @@ struct ClockReading: Sendable {
     /// instances share: the tightest of a few readings, the first whose pause is at most
     /// ``preferredUncertainty``.
     init(_ clock: any MomentsClock, margin: Duration = .zero) {
-        let margin = margin.components.seconds * 1_000_000_000 + margin.components.attoseconds / 1_000_000_000
+        let margin = margin.nanoseconds
         var best = Self(once: clock, margin: margin)
         var attempts = 1
         while best.after.nanoseconds - best.before.nanoseconds > Self.preferredUncertainty, attempts < 4 {

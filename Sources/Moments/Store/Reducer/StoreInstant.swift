@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 /// An instant on the store's clock: nanoseconds of `ContinuousClock` since the process
 /// first asked, in a plain integer.
@@ -12,8 +13,7 @@ struct StoreInstant: Comparable, Hashable, Sendable {
     let nanoseconds: Int64
 
     init(_ instant: ContinuousClock.Instant) {
-        let elapsed = (instant - Self.origin).components
-        nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
+        nanoseconds = (instant - Self.origin).nanoseconds
     }
 
     /// The instant `nanoseconds` after the store's clock began (for tests that place

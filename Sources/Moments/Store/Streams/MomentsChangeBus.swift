@@ -131,6 +131,17 @@ public struct ConfirmationInterval: Sendable, Hashable, Codable {
         return storedStart <= incoming.notAfter
     }
 
+    /// Storage's contest rule: whether a value computed within `incoming` that replaces
+    /// one computed within `stored` leaves their order unknown, so only the server can
+    /// settle it. Neither was certainly computed before the other: an incoming value of
+    /// unknown start may be older than any; a stored value of unknown age never
+    /// contests.
+    public static func overlaps(_ stored: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
+        guard let stored else { return false }
+        guard let start = incoming?.notBefore else { return true }
+        return stored.notAfter >= start
+    }
+
     /// The interval in whole microseconds since 1970, as databases store it.
     package var microseconds: (notBefore: Int64?, notAfter: Int64) {
         (notBefore.map(Self.microseconds), Self.microseconds(notAfter))

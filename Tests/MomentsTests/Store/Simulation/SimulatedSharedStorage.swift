@@ -113,7 +113,7 @@ actor SimulatedSharedStorage {
         for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
             if let old = timelines[userID] {
                 if !ConfirmationInterval.replaces(batch.confirmedWithin, old.confirmed) { continue }
-                if old.value != timeline, Self.overlaps(old.confirmed, batch.confirmedWithin) { contestedTimelines.insert(userID) }
+                if old.value != timeline, ConfirmationInterval.overlaps(old.confirmed, batch.confirmedWithin) { contestedTimelines.insert(userID) }
                 released.formUnion(old.value.entries.map(\.momentID))
             }
             timelines[userID] = Row(value: timeline, confirmed: batch.confirmedWithin)
@@ -126,7 +126,7 @@ actor SimulatedSharedStorage {
             if let existing = moments[id], !ConfirmationInterval.replaces(batch.confirmedWithin, existing.confirmed) { continue }
             var stored = moment
             stored.isLiked = nil
-            if let existing = moments[id], existing.value != stored, Self.overlaps(existing.confirmed, batch.confirmedWithin) {
+            if let existing = moments[id], existing.value != stored, ConfirmationInterval.overlaps(existing.confirmed, batch.confirmedWithin) {
                 contested.insert(id)
             }
             let kept = LikeConfirmation.kept(stored: moments[id]?.likeConfirmations ?? [],
@@ -150,14 +150,6 @@ actor SimulatedSharedStorage {
             inboxes[instance].append(Announcement(momentIDs: contested.sorted(), userIDs: contestedTimelines.sorted(),
                                                   contested: contested, contestedTimelines: contestedTimelines))
         }
-    }
-
-    /// Whether neither value was certainly confirmed before the other: an incoming value
-    /// whose start is unknown may be older than any confirmed one.
-    private static func overlaps(_ existing: ConfirmationInterval?, _ incoming: ConfirmationInterval?) -> Bool {
-        guard let existing, let incoming else { return false }
-        guard let incomingStart = incoming.notBefore else { return true }
-        return existing.notAfter >= incomingStart
     }
 
     private static func describe(_ interval: ConfirmationInterval?) -> String {
