@@ -132,8 +132,11 @@ import Testing
         }
         let connection = try PostgresConnection(connectionString: database)
         let open = try connection.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        // Two pooled connections and the change feed's.
-        #expect(open.text(0, 0) == "3")
+        // At most two pooled connections and the change feed's. The pool opens its second
+        // connection only when a load finds the first busy, which a busy machine may never
+        // arrange, so fewer is no failure.
+        let count = Int(open.text(0, 0) ?? "") ?? -1
+        #expect((1...3).contains(count), "\(count) connections")
     }
 
     @Test func libpqRunsOnTheConnectionsOwnThreads() async throws {

@@ -11,28 +11,40 @@ public import MomentsHTTP
 /// let timeline = try await service.getMoments(userID: "0")
 /// ```
 /// Errors are `HTTPClientError`s.
+///
+/// With ``withLikes`` `false` (the BFF's feature toggle), timelines are fetched without
+/// `isLiked` and `likes` (`@include(if: $withLikes)`): a smaller answer, and moments
+/// whose fields of those names are `nil`. A like's answer always carries them.
 public struct GraphQLMomentsService: MomentsService {
     /// The client the operations are sent through.
     public let client: HTTPClient
 
-    /// Creates a service that sends through `client`.
-    public init(client: HTTPClient) {
+    /// Whether timelines are fetched with `isLiked` and `likes`. A fetch asks for them
+    /// only when this and the caller's `withLikes` (``MomentsStore``'s
+    /// `Configuration.withLikes`) both want them. The default is `true`.
+    public var withLikes: Bool
+
+    /// Creates a service that sends through `client`, fetching likes with timelines
+    /// unless `withLikes` is `false`.
+    public init(client: HTTPClient, withLikes: Bool = true) {
         self.client = client
+        self.withLikes = withLikes
     }
 
-    /// Creates a service with its own client for `baseURL`.
-    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport()) {
-        self.init(client: HTTPClient(baseURL: baseURL, transport: transport))
+    /// Creates a service with its own client for `baseURL`, fetching likes with
+    /// timelines unless `withLikes` is `false`.
+    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), withLikes: Bool = true) {
+        self.init(client: HTTPClient(baseURL: baseURL, transport: transport), withLikes: withLikes)
     }
 
-    /// Fetches `userID`'s timeline.
+    /// Fetches `userID`'s timeline, with likes if ``withLikes``.
     public func getMoments(userID: String) async throws -> MomentsDetails {
-        try await client.send(GetMomentsByUserID(userID: userID))
+        try await client.send(GetMomentsByUserID(userID: userID, withLikes: withLikes))
     }
 
-    /// Fetches `userID`'s timeline under `cachePolicy`.
+    /// Fetches `userID`'s timeline under `cachePolicy`, with likes if ``withLikes``.
     public func getMoments(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
-        try await client.send(GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy))
+        try await client.send(GetMomentsByUserID(userID: userID, withLikes: withLikes, cachePolicy: cachePolicy))
     }
 
     /// Has `userID` like or unlike `momentID`; returns their timeline as the server then computes it.
@@ -42,18 +54,18 @@ public struct GraphQLMomentsService: MomentsService {
 
     /// Fetches under `cachePolicy` through the client's cache policies; the answer says
     /// whether it came from the cache, or when its exchange began.
-    public func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
+    public func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer {
         try await TraceContext.span("moments.service.get_moments", tracer: client.configuration.tracer) { _ in
-            MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)))
+            MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: cachePolicy)))
         }
     }
 
     /// Fetches under `cachePolicy` through the client's cache policies; each answer says
     /// whether it came from the cache, or when its exchange began.
     public func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
-        try await client.answers(for: GetMomentsByUserID(userID: userID, cachePolicy: cachePolicy)) { response in
+        try await client.answers(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: cachePolicy)) { response in
             try await receive(MomentsAnswer(response))
         }
     }
@@ -68,7 +80,9 @@ public struct GraphQLMomentsService: MomentsService {
     /// Removes the cached timeline answers of `userIDs` from the client's cache.
     public func invalidateCachedTimelines(of userIDs: [String]) async {
         for userID in userIDs {
-            try? await client.removeCachedResponse(for: GetMomentsByUserID(userID: userID))
+            for withLikes in [true, false] {
+                try? await client.removeCachedResponse(for: GetMomentsByUserID(userID: userID, withLikes: withLikes))
+            }
         }
     }
 

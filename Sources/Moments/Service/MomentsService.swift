@@ -4,7 +4,7 @@ public import MomentsNetworking
 /// BFF; a REST or gRPC backend, or a test double, can take its place.
 ///
 /// Only ``getMoments(userID:)`` and ``updateLike(_:momentID:fromUserID:)`` are required.
-/// A service with a cache also implements ``refreshAnswers(userID:cachePolicy:receive:)``,
+/// A service with a cache also implements ``refreshAnswers(userID:cachePolicy:withLikes:receive:)``,
 /// ``likeAnswer(_:momentID:fromUserID:)`` and ``invalidateCachedTimelines(of:)``, so that
 /// ``MomentsStore`` knows how old each answer may be.
 public protocol MomentsService: Sendable {
@@ -16,19 +16,22 @@ public protocol MomentsService: Sendable {
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
 
     /// Fetches `userID`'s timeline under a cache policy with one answer (every policy but
-    /// `CachePolicy.localThenRemote`), and says where the answer came from.
+    /// `CachePolicy.localThenRemote`), and says where the answer came from. With
+    /// `withLikes` `false` the caller does not need `isLiked` and `likes`: a service may
+    /// leave them out (`nil`), or send them anyway.
     ///
-    /// The default fetches with ``getMoments(userID:)``, ignoring the policy, and
-    /// reports the answer as the server's.
-    nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer
+    /// The default fetches with ``getMoments(userID:)``, ignoring the policy and
+    /// `withLikes`, and reports the answer as the server's.
+    nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer
 
     /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
     /// as it arrives: at most a cached answer and then the server's (for
-    /// `CachePolicy.localThenRemote`, both).
+    /// `CachePolicy.localThenRemote`, both). `withLikes` as for
+    /// ``refreshAnswer(userID:cachePolicy:withLikes:)``.
     ///
-    /// The default hands on ``refreshAnswer(userID:cachePolicy:)``'s one answer.
+    /// The default hands on ``refreshAnswer(userID:cachePolicy:withLikes:)``'s one answer.
     nonisolated(nonsending) func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws
 
     /// Has `userID` like or unlike a moment, and says where the answer came from.
@@ -50,15 +53,15 @@ public protocol MomentsService: Sendable {
 extension MomentsService {
     /// The default: ``getMoments(userID:)`` (a service without a cache ignores the
     /// policy), as an answer of the server.
-    public nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy) async throws -> MomentsAnswer {
+    public nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await getMoments(userID: userID), origin: .server(sentAt: nil))
     }
 
-    /// The default: ``refreshAnswer(userID:cachePolicy:)``, once.
+    /// The default: ``refreshAnswer(userID:cachePolicy:withLikes:)``, once.
     public nonisolated(nonsending) func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
-        try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy))
+        try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy, withLikes: withLikes))
     }
 
     /// The default: ``updateLike(_:momentID:fromUserID:)``, as an answer of the server.

@@ -5,6 +5,18 @@ public import MomentsHTTP
 extension MomentsStore {
     /// How a ``MomentsStore`` keeps timelines and delivers changes.
     public struct Configuration: Sendable {
+        // MARK: Likes
+
+        /// Whether timelines are fetched with likes (`isLiked` and `likes`: the BFF's
+        /// `withLikes` feature toggle). With `false`, refreshes ask the service for
+        /// timelines without them (a smaller answer) and
+        /// ``MomentsStore/setLike(_:momentID:userID:)`` throws
+        /// ``MomentsStoreError/Code-swift.struct/likesNotFetched`` without sending
+        /// anything, since a store that does not follow likes cannot show a liker the
+        /// state they set. A service that sends likes anyway, or another instance that
+        /// follows them, still has its likes kept as the server's. The default is `true`.
+        public var withLikes: Bool = true
+
         // MARK: Memory
 
         /// How many users' timelines are kept in memory; the rest are reloaded from

@@ -21,10 +21,12 @@ extension MomentsStore {
     ///   taken back unless the server's answer already came); a ``PersistenceError`` if
     ///   the confirmed state could not be persisted (it is still applied and emitted).
     ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
-    ///   has begun.
+    ///   has begun; ``MomentsStoreError/Code-swift.struct/likesNotFetched``, with nothing
+    ///   sent, when the store was configured without likes.
     @discardableResult
     public func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
         try checkRunning(userID)
+        guard configuration.withLikes else { throw MomentsStoreError(code: .likesNotFetched, userID: userID, momentID: momentID) }
         guard instruments.isTracing else { return try await setLikeMappingCancellation(isLiked, momentID: momentID, userID: userID) }
         return try await TraceContext.span("moments.store.set_like", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))

@@ -73,11 +73,11 @@ extension MomentsStore {
         var last: MomentsDetails?
         do {
             if cachePolicy == .localThenRemote {
-                try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy) { answer in
+                try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes) { answer in
                     try await self.receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
                 }
             } else {
-                let answer = try await service.refreshAnswer(userID: userID, cachePolicy: cachePolicy)
+                let answer = try await service.refreshAnswer(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes)
                 try await receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
             }
             last = state.displayedTimeline(userID)

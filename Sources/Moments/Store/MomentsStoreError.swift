@@ -14,6 +14,9 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
         /// The store is shutting down or shut down (see ``MomentsStore/shutdown(gracePeriod:)``):
         /// it takes no new call, and a call it could not finish in time persists nothing.
         public static let shutDown = Code("shut down")
+        /// The store was configured without likes (``MomentsStore/Configuration/withLikes``
+        /// is `false`), so it refuses to like or unlike; nothing was sent.
+        public static let likesNotFetched = Code("likes not fetched")
 
         /// A one-line description, for logs and messages.
         public var description: String { name }
@@ -42,6 +45,8 @@ public struct MomentsStoreError: Error, Sendable, Hashable, CustomStringConverti
             "the service ended the refresh of user \(userID.debugDescription) without an answer"
         case .shutDown:
             "the store is shut down: it takes no new call, and persists and streams nothing more" + (userID.isEmpty ? "" : " (user \(userID.debugDescription))")
+        case .likesNotFetched:
+            "the store does not fetch likes (Configuration.withLikes is false), so it cannot like or unlike moment \(momentID.debugDescription) for user \(userID.debugDescription); nothing was sent"
         default:
             "MomentsStoreError.\(code) (user \(userID.debugDescription), moment \(momentID.debugDescription))"
         }
