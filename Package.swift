@@ -82,6 +82,14 @@ let package = Package(
             dependencies: ["Moments", "MomentsSQLite", "MomentsTestSupport"],
             path: "Tests/MomentsCrashWriter"
         ),
+        // One test target per library target, named after it; tests that need several
+        // libraries and real servers live in MomentsIntegrationTests.
+        .testTarget(name: "MomentsSupportTests", dependencies: ["MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsObservabilityTests", dependencies: ["MomentsObservability", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsHTTPTests", dependencies: ["MomentsHTTP", "MomentsNetworking"]),
+        .testTarget(name: "MomentsGraphQLTests", dependencies: ["MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "Moments", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsCachingTests", dependencies: ["MomentsCaching", "MomentsHTTP", "MomentsNetworking", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsTesting", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(
             name: "MomentsTransportTests",
