@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "MomentsHTTPTests", dependencies: ["MomentsHTTP", "MomentsNetworking"]),
         .testTarget(name: "MomentsGraphQLTests", dependencies: ["MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "Moments", "MomentsTestSupport"]),
         .testTarget(name: "MomentsCachingTests", dependencies: ["MomentsCaching", "MomentsHTTP", "MomentsNetworking", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsTesting", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsTesting", "Moments", "MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(
             name: "MomentsTransportTests",
@@ -101,7 +101,7 @@ let package = Package(
             dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsCaching"]
         ),
         .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport", "MomentsTestTraits"]),
-        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsTesting", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
         .testTarget(
             name: "MomentsCommandLineTests",
             dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]

@@ -5,7 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift test --enable-code-coverage >/dev/null
+log=/tmp/moments-coverage-tests.log
+if ! swift test --enable-code-coverage >"$log" 2>&1; then
+    grep -E "✘|error:" "$log" | head -40
+    echo "the suite failed (whole output: $log); no coverage is reported for a failing suite" >&2
+    exit 1
+fi
 bin_dir=$(swift build --show-bin-path)
 profdata="$bin_dir/codecov/default.profdata"
 tests_binary="$bin_dir/MomentsPackageTests.xctest"

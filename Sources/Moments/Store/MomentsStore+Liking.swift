@@ -1,4 +1,5 @@
 import Foundation
+import MomentsHTTP
 import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
@@ -78,12 +79,14 @@ extension MomentsStore {
         let link = Latch()
         likeBook.chains[key] = link
         let result: Result<(MomentsAnswer, StoreInstant), any Error>
+        var sent = false
         // The request runs in the caller's task; the previous call's request must end first.
         await previous?.wait()
         if Task.isCancelled {
             result = .failure(CancellationError())
         } else {
             let started = instant
+            sent = true
             do {
                 result = .success((try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started))
             } catch {
@@ -114,7 +117,24 @@ extension MomentsStore {
             return state.displayedTimeline(userID) ?? answer.details
         case .failure(let error):
             endLike(key, link: link, generation: generation, failed: true)
+            if sent, Self.mayHaveReachedServer(error) {
+                // The server may have applied the like and lost its answer: only the
+                // server can say, so a refetch sent after this failure settles it.
+                debug("the like of \(momentID) failed after it may have reached the server; refetching", userID: userID)
+                scheduleConvergence(userID, since: instant)
+            }
             throw error
+        }
+    }
+
+    /// Whether a like that failed with `error` may have been applied by the server: every
+    /// failure but those the client knows came before anything was sent.
+    static func mayHaveReachedServer(_ error: any Error) -> Bool {
+        guard let error = error as? HTTPClientError else { return !(error is CancellationError) }
+        switch error.code {
+        case .transportFailure: return error.transportFailure?.mayHaveReachedServer ?? true
+        case .invalidRequest, .circuitOpen, .overloaded, .shutDown: return false
+        default: return true
         }
     }
 
