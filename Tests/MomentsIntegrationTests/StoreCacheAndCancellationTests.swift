@@ -64,25 +64,23 @@ import MomentsCaching
     @Test func aRefreshWhoseOnlyCallerIsCancelledStopsItsFetch() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(30) }
+        // The answer would take ten minutes, longer than `eventually` waits: only the
+        // cancellation can end the fetch in time.
+        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(900) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
-        try await bff.injectFault(["kind": "slow", "seconds": 25])
+        try await bff.injectFault(["kind": "slow", "seconds": 600])
 
         let caller = Task { try await store.refresh(userID: "0") }
         #expect(await eventually { client.requestsInFlight == 1 })
-        let cancelled = ContinuousClock.now
         caller.cancel()
-        #expect(await eventually(timeout: .seconds(5)) { client.requestsInFlight == 0 }, "the fetch outlived its only caller")
-        let stopped = ContinuousClock.now - cancelled
-        #expect(stopped < .seconds(5))
+        #expect(await eventually { client.requestsInFlight == 0 }, "the fetch outlived its only caller")
         await #expect(throws: CancellationError.self) { try await caller.value }
 
-        // A later refresh starts a new fetch instead of joining the abandoned one.
+        // A later refresh starts a new fetch instead of joining the abandoned one (which
+        // would end it cancelled).
         try await bff.clearFaults()
-        let started = ContinuousClock.now
         let details = try await store.refresh(userID: "0")
         #expect(details.moments.count == 4)
-        #expect(ContinuousClock.now - started < .seconds(10), "the new refresh waited on the abandoned fetch")
     }
 
     @Test func aSharedRefreshGoesOnWhileOneCallerRemains() async throws {

@@ -7,20 +7,19 @@ import MomentsHTTP
 
 @Suite struct ClientControlTests {
     @Test func cancelAllCancelsEveryRequestInFlight() async throws {
-        let transport = ScriptedTransport(delay: .seconds(120)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        // Ten minutes each: a request the cancellation missed would end in success.
+        let transport = ScriptedTransport(delay: .seconds(600)) { _, _ in ok() }
+        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.timeout = .seconds(900) }
         let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>(.get, "/slow/\(index)")) } }
         await transport.waitForCalls(5)
         #expect(await eventually { client.requestsInFlight == 5 })
 
-        let started = ContinuousClock.now
         client.cancelAll()
         for task in tasks {
             let result = await task.result
             #expect((result.error as? HTTPClientError)?.code == .cancelled)
         }
 
-        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(await eventually { client.requestsInFlight == 0 })
     }
 

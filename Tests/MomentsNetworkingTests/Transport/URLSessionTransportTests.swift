@@ -49,14 +49,13 @@ import MomentsHTTP
     @Test func cancellingASlowRequestEndsItPromptly() async throws {
         defer { server.stop() }
         let client = client()
-        let started = ContinuousClock.now
         let task = Task { try await client.send(Endpoint<Data>(.get, "/slow").query("seconds", "60")) }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
         let result = await task.result
 
+        // Not cancelled, it would end after the client's deadline as `timedOut`, or answered.
         #expect((result.error as? HTTPClientError)?.code == .cancelled)
-        #expect(ContinuousClock.now - started < .seconds(20), "the 60 s request ended at cancellation")
     }
 
     @Test func aFractionalDeadlineIsHonoured() async throws {
@@ -139,7 +138,6 @@ import MomentsHTTP
         defer { server.stop() }
         let client = client { $0.timeout = .seconds(5) }
         var outcomes = (values: 0, cancelled: 0)
-        let started = ContinuousClock.now
         for round in 0..<2_000 {
             let task = Task { try await client.send(Endpoint<Data>(.get, "/json")) }
             if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
@@ -158,7 +156,6 @@ import MomentsHTTP
         // Nothing is left behind: no exchange and no deadline of the cancelled calls.
         let transport = self.transport
         #expect(await eventually { transport.requestsInFlight == 0 && transport.pendingDeadlines == 0 })
-        #expect(ContinuousClock.now - started < .seconds(60))
         // The transport still works after the storm.
         #expect(try await client.send(Endpoint<User>(.get, "/json")).name == "Ada")
     }
