@@ -12,6 +12,9 @@ struct SQLiteChange: Sendable {
     /// Moments whose save replaced a different value of unknown order, or whose value
     /// a kept like's answer changed: every instance asks the server again.
     var contestedMomentIDs: [String] = []
+    /// Timelines whose save replaced a different owner, list or `isLiked` of unknown
+    /// order: every instance asks the server again.
+    var contestedUserIDs: [String] = []
     var removedUserIDs: [String] = []
     var removedEverything = false
 
@@ -28,8 +31,8 @@ extension SQLitePersistence {
     func appendChange(_ change: SQLiteChange) throws {
         guard !change.isEmpty else { return }
         let insert = try connection.statement("""
-            INSERT INTO change_log (writer, moment_ids, user_ids, contested_moment_ids, removed_user_ids, removed_everything)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO change_log (writer, moment_ids, user_ids, contested_moment_ids, removed_user_ids, removed_everything, contested_user_ids)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         insert.bind(change.writer, at: 1)
         insert.bind(StringListCoding.encode(change.momentIDs), at: 2)
@@ -37,6 +40,7 @@ extension SQLitePersistence {
         insert.bind(StringListCoding.encode(change.contestedMomentIDs), at: 4)
         insert.bind(StringListCoding.encode(change.removedUserIDs), at: 5)
         insert.bind(Int64(change.removedEverything ? 1 : 0), at: 6)
+        insert.bind(StringListCoding.encode(change.contestedUserIDs), at: 7)
         try insert.run()
         // Bound as a number, so the delete is a range of the primary key (a function of
         // the connection in the condition made it a scan of the whole log, every commit).
@@ -59,7 +63,7 @@ extension SQLitePersistence {
     /// The changes logged after `sequence`, oldest first.
     func changes(after sequence: Int64) throws -> [SQLiteChange] {
         let statement = try connection.statement("""
-            SELECT seq, writer, moment_ids, user_ids, contested_moment_ids, removed_user_ids, removed_everything
+            SELECT seq, writer, moment_ids, user_ids, contested_moment_ids, removed_user_ids, removed_everything, contested_user_ids
             FROM change_log WHERE seq > ? ORDER BY seq
             """)
         defer { statement.reset() }
@@ -74,7 +78,8 @@ extension SQLitePersistence {
             }
             changes.append(SQLiteChange(
                 sequence: statement.int(at: 0), writer: statement.text(at: 1), momentIDs: try list(2), userIDs: try list(3),
-                contestedMomentIDs: try list(4), removedUserIDs: try list(5), removedEverything: statement.int(at: 6) != 0
+                contestedMomentIDs: try list(4), contestedUserIDs: try list(7), removedUserIDs: try list(5),
+                removedEverything: statement.int(at: 6) != 0
             ))
         }
         return changes

@@ -105,11 +105,15 @@ extension SQLitePersistence: MomentsChangeBus {
         for change in changes {
             let isMine = change.writer == writerID
             let momentIDs = isMine ? change.contestedMomentIDs : change.momentIDs
-            let userIDs = isMine ? [] : change.userIDs
+            let userIDs = isMine ? change.contestedUserIDs : change.userIDs
             var commit = try readCommittedState(momentIDs: momentIDs, userIDs: userIDs)
             let contested = Set(change.contestedMomentIDs)
             for index in commit.moments.indices where contested.contains(commit.moments[index].moment.id) {
                 commit.moments[index].isContested = true
+            }
+            let contestedUsers = Set(change.contestedUserIDs)
+            for index in commit.timelines.indices where contestedUsers.contains(commit.timelines[index].userID) {
+                commit.timelines[index].isContested = true
             }
             if !isMine {
                 commit.removedUserIDs = change.removedUserIDs

@@ -15,7 +15,9 @@ extension SQLitePersistence {
         return ids
     }
 
-    func writeTimeline(_ timeline: StoredTimeline, for userID: String, batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?) throws {
+    func writeTimeline(
+        _ timeline: StoredTimeline, for userID: String, batch: PersistenceBatch, confirmedWithin confirmed: ConfirmationInterval?, checksum: Int64
+    ) throws {
         let exists = try connection.statement("SELECT 1 FROM moment WHERE id = ?")
         for entry in timeline.entries where batch.moments[entry.momentID] == nil {
             exists.bind(entry.momentID, at: 1)
@@ -34,7 +36,7 @@ extension SQLitePersistence {
         owner.bind(timeline.userDetails.name, at: 3)
         owner.bind(timeline.userDetails.avatar, at: 4)
         owner.bind(timeline.userDetails.backgroundImage, at: 5)
-        owner.bind(ContentChecksum.of(timeline, userID: userID), at: 6)
+        owner.bind(checksum, at: 6)
         owner.bind(confirmed?.microseconds.notBefore, at: 7)
         owner.bind(confirmed?.microseconds.notAfter, at: 8)
         try owner.run()

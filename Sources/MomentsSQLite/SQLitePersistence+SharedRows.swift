@@ -5,17 +5,22 @@ import Moments
 /// is replaced only by a value not certainly computed before it, and a moment keeps the
 /// answers to likes (``LikeConfirmation``) until a write certainly computed after them.
 extension SQLitePersistence {
-    /// When a stored timeline was computed (`nil` inside: unknown); `nil` if none is stored.
+    /// When a stored timeline was computed (`nil` inside: unknown), and its content's
+    /// checksum; `nil` if none is stored.
     struct StoredAge {
         var interval: ConfirmationInterval?
+        var checksum: Int64
     }
 
     func storedTimelineAge(of userID: String) throws -> StoredAge? {
-        let statement = try connection.statement("SELECT confirmed_not_before, confirmed_not_after FROM timeline WHERE user_id = ?")
+        let statement = try connection.statement("SELECT confirmed_not_before, confirmed_not_after, checksum FROM timeline WHERE user_id = ?")
         defer { statement.reset() }
         statement.bind(userID, at: 1)
         guard try statement.step() else { return nil }
-        return StoredAge(interval: ConfirmationInterval(microsecondsNotBefore: statement.optionalInt(at: 0), notAfter: statement.optionalInt(at: 1)))
+        return StoredAge(
+            interval: ConfirmationInterval(microsecondsNotBefore: statement.optionalInt(at: 0), notAfter: statement.optionalInt(at: 1)),
+            checksum: statement.int(at: 2)
+        )
     }
 
     /// Writes `batch`'s moments that some timeline holds and that no certainly newer

@@ -256,16 +256,23 @@ public actor SQLitePersistence: MomentsPersistence {
                 var released = Set<String>()
                 var change = SQLiteChange(writer: writerID)
                 for (userID, timeline) in batch.timelines.sorted(by: { $0.key < $1.key }) {
-                    // Another process's certainly newer timeline stays.
-                    if let stored = try storedTimelineAge(of: userID), !ConfirmationInterval.replaces(confirmed, stored.interval) { continue }
+                    let checksum = ContentChecksum.of(timeline, userID: userID)
+                    if let stored = try storedTimelineAge(of: userID) {
+                        // Another process's certainly newer timeline stays.
+                        guard ConfirmationInterval.replaces(confirmed, stored.interval) else { continue }
+                        // A different one of unknown order: only the server can settle it.
+                        if ConfirmationInterval.overlaps(stored.interval, confirmed), stored.checksum != checksum {
+                            change.contestedUserIDs.append(userID)
+                        }
+                    }
                     released.formUnion(try momentIDs(of: userID))
-                    try writeTimeline(timeline, for: userID, batch: batch, confirmedWithin: confirmed)
+                    try writeTimeline(timeline, for: userID, batch: batch, confirmedWithin: confirmed, checksum: checksum)
                     change.userIDs.append(userID)
                 }
                 (change.momentIDs, change.contestedMomentIDs) = try writeMoments(of: batch, confirmedWithin: confirmed)
                 try removeOrphans(released)
                 try appendChange(change)
-                if !change.contestedMomentIDs.isEmpty { hasOwnContest = true }
+                if !change.contestedMomentIDs.isEmpty || !change.contestedUserIDs.isEmpty { hasOwnContest = true }
             }
         } catch let error as SQLiteError where error.resultCode == SQLITE_CONSTRAINT {
             // Every write first deletes the rows it replaces: a uniqueness constraint can

@@ -124,6 +124,12 @@ enum SQLiteSchema {
                 removed_everything INTEGER NOT NULL
             );
             """)],
+        // Version 5: a commit also names the timelines it contested (it replaced a
+        // different owner, list or `isLiked` of unknown order against its own), so every
+        // instance asks the server again, as for contested moments.
+        [.sql("""
+            ALTER TABLE change_log ADD COLUMN contested_user_ids TEXT NOT NULL DEFAULT '';
+            """)],
     ]
 
     /// The version this SDK writes.

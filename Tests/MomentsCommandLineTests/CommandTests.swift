@@ -58,16 +58,16 @@ import MomentsHTTP
     }
 
     /// `--retries` retries reads: a like the BFF answered 503 is not sent again (the BFF
-    /// may have applied it), and the failure is told.
+    /// may have applied it; the store asks it with a read instead), and the failure is told.
     @Test func aLikeIsSentOnceWhateverRetriesSays() async throws {
         defer { bff.stop(); directory.remove() }
-        struct Stats: Decodable { let requests: Int }
+        struct Stats: Decodable { let mutations: Int }
         let stats = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
         try await bff.injectFault(["kind": "status", "status": 503, "count": 5])
-        let before = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        let before = try await stats.send(Endpoint<Stats>(.get, "/__stats")).mutations
         let (status, console) = await run(["like", "--user", "0", "--moment", "1", "--base-url", bff.baseURL.absoluteString,
                                            "--store", store, "--retries", "3"])
-        let after = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        let after = try await stats.send(Endpoint<Stats>(.get, "/__stats")).mutations
         #expect(status == 1)
         #expect(console.problems.count == 1, "\(console.problems)")
         #expect(after - before == 1, "the BFF received the like \(after - before) times")

@@ -91,4 +91,43 @@ import Testing
         #expect(commit.moments.allSatisfy { $0.confirmedWithin == interval && !$0.isContested })
         #expect(try await mine.committedState(momentIDs: [], userIDs: ["1"]) == commit)
     }
+
+    /// A timeline saved over a different one whose order against it is unknown (their
+    /// intervals overlap) is contested: both connections' buses deliver it, flagged, so
+    /// every instance asks the server; one certainly newer replaces it quietly.
+    @Test func aTimelineSavedOverADifferentOneOfUnknownOrderIsContested() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (mine, other) = try await Self.twoConnections(in: directory)
+        let minesEvents = StreamProbe(mine.sharedChanges())
+        let othersEvents = StreamProbe(other.sharedChanges())
+        defer { minesEvents.cancel(); othersEvents.cancel() }
+        func interval(_ start: TimeInterval, _ end: TimeInterval) -> ConfirmationInterval? {
+            ConfirmationInterval(notBefore: Date(timeIntervalSince1970: start), notAfter: Date(timeIntervalSince1970: end))
+        }
+        func save(_ details: MomentsDetails, _ within: ConfirmationInterval?, through persistence: SQLitePersistence) async throws {
+            var batch = PersistenceBatch(timeline: details, for: "1")
+            batch.confirmedWithin = within
+            try await persistence.save(batch)
+        }
+        let three = SampleTimelines.timeline(user: "1", moments: 3)
+        var two = three
+        two.moments.removeLast()
+
+        try await save(three, interval(1_800_000_000, 1_800_000_010), through: other)
+        guard case .committed(let first)? = await minesEvents.waitFor(count: 1, timeout: .seconds(60)).last else { Issue.record("no commit"); return }
+        #expect(first.timelines.map(\.isContested) == [false], "nothing was stored before it")
+
+        try await save(two, interval(1_800_000_005, 1_800_000_020), through: mine)
+        guard case .committed(let ownContest)? = await minesEvents.waitFor(count: 2, timeout: .seconds(60)).last else { Issue.record("no contest"); return }
+        #expect(ownContest.timelines.map(\.userID) == ["1"])
+        #expect(ownContest.timelines.map(\.isContested) == [true], "its own save is delivered back for what it contested")
+        guard case .committed(let seen)? = await othersEvents.waitFor(count: 1, timeout: .seconds(60)).last else { Issue.record("not delivered"); return }
+        #expect(seen.timelines.map(\.isContested) == [true])
+        #expect(seen.timelines.first?.details.moments.count == 2)
+
+        try await save(three, interval(1_800_000_030, 1_800_000_031), through: other)
+        guard case .committed(let newer)? = await minesEvents.waitFor(count: 3, timeout: .seconds(60)).last else { Issue.record("no commit"); return }
+        #expect(newer.timelines.map(\.isContested) == [false], "certainly newer: no contest")
+    }
 }

@@ -12,7 +12,7 @@ does (see data.py); per-viewer (the default) says whether the asking user likes 
 --exit-with-stdin stops the server when its stdin closes (for parents that spawn it).
 
 Control routes: GET /__health, POST /__reset (back to the initial data),
-POST and DELETE /__faults (see faults.py), GET /__stats (requests served, faults
+POST and DELETE /__faults (see faults.py), GET /__stats (requests served, mutations among them, faults
 injected, and the last /graphql request's `traceparent`).
 """
 import argparse
@@ -87,6 +87,15 @@ class Root:
 DISCONNECTS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
+def _is_mutation(body):
+    """Whether a /graphql body's document is a mutation."""
+    try:
+        query = json.loads(body).get("query")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(query, str) and query.lstrip().startswith("mutation")
+
+
 class BFF(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -101,6 +110,7 @@ class BFF(ThreadingHTTPServer):
         self.users, self.per_user, self.token, self.is_liked = users, per_user, token, is_liked
         self.faults = Faults()
         self.requests = 0
+        self.mutations = 0
         self.counter_lock = threading.Lock()
         self.hanging = []
         self.last_traceparent = None
@@ -149,7 +159,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__health":
             self._json(200, {"ok": True})
         elif self.path == "/__stats":
-            self._json(200, {"requests": self.server.requests, "faultsInjected": self.server.faults.injected,
+            self._json(200, {"requests": self.server.requests, "mutations": self.server.mutations, "faultsInjected": self.server.faults.injected,
                              "lastTraceparent": self.server.last_traceparent})
         else:
             self._json(404, {"error": "no route %s" % self.path})
@@ -178,6 +188,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": "no route %s" % self.path})
         with self.server.counter_lock:
             self.server.requests += 1
+            if _is_mutation(body):
+                self.server.mutations += 1
             self.server.last_traceparent = self.headers.get("traceparent")
         if self.server.token is not None:
             if self.headers.get("Authorization") != "Bearer %s" % self.server.token:
