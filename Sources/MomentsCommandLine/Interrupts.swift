@@ -116,8 +116,7 @@ public enum Interrupts {
                 for cleanup in cleanups { cleanup() }
                 Foundation.exit(status(for: Int32(byte)))
             }
-            thread.name = "moments.interrupts"
-            thread.start()
+            // The handler first: a signal that comes while the thread starts waits in the pipe.
             for signalNumber in [SIGINT, SIGTERM] {
                 var action = sigaction()
                 action.__sigaction_handler.sa_handler = interruptHandler
@@ -125,6 +124,8 @@ public enum Interrupts {
                 action.sa_flags = SA_RESTART
                 sigaction(signalNumber, &action, nil)
             }
+            thread.name = "moments.interrupts"
+            thread.start()
         }
     }
 
