@@ -62,7 +62,7 @@ import MomentsHTTP
     @Test func aLikeIsSentOnceWhateverRetriesSays() async throws {
         defer { bff.stop(); directory.remove() }
         struct Stats: Decodable { let mutations: Int }
-        let stats = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        let stats = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport())
         try await bff.injectFault(["kind": "status", "status": 503, "count": 5])
         let before = try await stats.send(Endpoint<Stats>(.get, "/__stats")).mutations
         let (status, console) = await run(["like", "--user", "0", "--moment", "1", "--base-url", bff.baseURL.absoluteString,
@@ -129,7 +129,7 @@ import MomentsHTTP
         )
         #expect(status == 0, "\(console.problems)")
         struct Stats: Decodable { let lastTraceparent: String? }
-        let stats = try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
+        let stats = try await HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
         let sent = stats.lastTraceparent ?? ""
         #expect(sent.hasPrefix("00-\(traceID)-") && !sent.contains("b7ad6b7169203331"), "\(sent)")
         #expect(console.problems.contains { $0.contains("POST") && $0.contains("trace \(traceID)") }, "\(console.problems)")

@@ -106,7 +106,7 @@ import MomentsHTTP
         #expect(fetched == 0)
         struct Stats: Decodable { let requests: Int }
         let stats = Endpoint<Stats>(.get, "/__stats")
-        let client = HTTPClient(baseURL: bff.baseURL)
+        let client = HTTPClient.patient(baseURL: bff.baseURL)
         let before = try await client.send(stats).requests
 
         // Another process holds the write lock for the whole attempt.

@@ -19,7 +19,7 @@ import MomentsHTTP
     func aCancelledCallThrowsTheLayersOneError(layer: Layer) async throws {
         let bff = try await ReferenceBFF(users: 4)
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(10) }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(10) }
         let service = GraphQLMomentsService(client: client)
         let store = MomentsStore(service: service, persistence: InMemoryPersistence())
         try await store.refresh(userID: "0")
@@ -66,7 +66,7 @@ import MomentsHTTP
     func aCallFromACancelledTaskThrowsTheLayersError(layer: Layer) async throws {
         let bff = try await ReferenceBFF(users: 4)
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport())
         let service = GraphQLMomentsService(client: client)
         for _ in 0..<25 { _ = try await service.getMoments(userID: "user-1") }   // enough latency samples to hedge
         let call = Task { () async throws -> Void in

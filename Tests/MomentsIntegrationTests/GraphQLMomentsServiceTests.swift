@@ -19,7 +19,7 @@ import MomentsHTTP
     /// A service for `bff`: calls that succeed are given all the time a busy machine may
     /// need; those about deadlines give their own.
     private static func service(of bff: ReferenceBFF, timeout: Duration) -> GraphQLMomentsService {
-        GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        GraphQLMomentsService(client: HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.timeout = timeout
             $0.maximumResponseSize = 256 * 1024
         })

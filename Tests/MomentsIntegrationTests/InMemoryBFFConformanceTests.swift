@@ -14,7 +14,7 @@ import Testing
         let reference = try await ReferenceBFF(users: 2, momentsPerUser: 3, globalIsLiked: globalIsLiked)
         defer { reference.stop() }
         let memory = InMemoryBFF(isLiked: globalIsLiked ? .global : .perViewer, users: 2, momentsPerUser: 3)
-        let real = GraphQLMomentsService(client: HTTPClient(baseURL: reference.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) })
+        let real = GraphQLMomentsService(client: HTTPClient.patient(baseURL: reference.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) })
         let fake = GraphQLMomentsService(baseURL: URL(string: "http://bff.test")!, transport: memory)
         let users = ["0", "1", "2", "3", "user-1", "user-2"]
         let moments = ["0", "1", "2", "3", "user-1-m0", "user-1-m1", "user-2-m2", "no-such-moment"]

@@ -21,7 +21,7 @@ import MomentsHTTP
         let bff = try await ReferenceBFF(users: 20, momentsPerUser: 5)
         defer { bff.stop() }
         let transport = URLSessionTransport()
-        let client = HTTPClient(baseURL: bff.baseURL, transport: transport) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: transport) {
             $0.timeout = .seconds(10)
             $0.coalescesRequests = false  // every request must reach the BFF
         }

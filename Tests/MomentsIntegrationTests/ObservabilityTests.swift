@@ -16,7 +16,7 @@ import MomentsHTTP
     }
 
     static func stats(_ bff: ReferenceBFF) async throws -> Stats {
-        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
+        try await HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
     }
 
     /// A request made under a caller's `traceparent` reaches the server with the same
@@ -26,7 +26,7 @@ import MomentsHTTP
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let tracer = RecordingTracer()
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.tracer = tracer }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.tracer = tracer }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence(), configuration: .init { $0.tracer = tracer })
         let incoming = try #require(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", tracestate: "vendor=1"))
 
@@ -59,7 +59,7 @@ import MomentsHTTP
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let metrics = PrometheusRegistry()
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.metrics = metrics }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.metrics = metrics }
         let persistence = FailingOnce()
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence, configuration: .init {
             $0.metrics = metrics

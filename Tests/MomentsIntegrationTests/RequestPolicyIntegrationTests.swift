@@ -27,13 +27,13 @@ private final class RotatingTokens: TokenProvider {
 /// Retry, authentication and coalescing against the reference BFF's faults.
 @Suite(.serialized) struct RequestPolicyIntegrationTests {
     private func stats(_ bff: ReferenceBFF) async throws -> Stats {
-        try await HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
+        try await HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()).send(Endpoint<Stats>(.get, "/__stats"))
     }
 
     @Test func retriesRideOutInjected503s() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(20), jitter: 0)
         }
         try await bff.injectFault(["kind": "status", "status": 503, "retryAfter": "0", "count": 2])
@@ -47,7 +47,7 @@ private final class RotatingTokens: TokenProvider {
     @Test func aResetLikeMutationIsRetriedBecauseTheBFFMakesItIdempotent() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(20), jitter: 0)
         }
         try await bff.injectFault(["kind": "reset"])
@@ -62,7 +62,7 @@ private final class RotatingTokens: TokenProvider {
         defer { bff.stop() }
         let tokens = RotatingTokens()
         let logs = PThreadMutex<[String]>([])
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
             $0.logHandler = { record in logs.withLock { $0.append(record.description) } }
             $0.logLevel = .debug
@@ -81,7 +81,7 @@ private final class RotatingTokens: TokenProvider {
     @Test func identicalQueriesInFlightReachTheBFFOnce() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let service = GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()))
+        let service = GraphQLMomentsService(client: HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()))
         try await bff.injectFault(["kind": "slow", "seconds": 0.3])
 
         try await withThrowingTaskGroup(of: Int.self) { group in
@@ -95,7 +95,7 @@ private final class RotatingTokens: TokenProvider {
     @Test func theStoreCanRefreshFromTheResponseCache() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.cache = MemoryResponseCache() }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.cache = MemoryResponseCache() }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
 
         let missed = await #expect(throws: HTTPClientError.self) { try await store.refresh(userID: "0", cachePolicy: .local) }

@@ -25,7 +25,7 @@ import Testing
         var stores: [MomentsStore] = []
         for _ in 0..<2 {
             let transport = LateAnswers(wrapping: URLSessionTransport(), seed: UInt64(stores.count))
-            let client = HTTPClient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(120) }
+            let client = HTTPClient.patient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(120) }
             let persistence = try await SQLitePersistence.open(path: path)
             stores.append(MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence))
         }
@@ -80,7 +80,7 @@ import Testing
         let held = HeldAnswers(wrapping: URLSessionTransport())
         var stores: [MomentsStore] = []
         for transport in [held as any HTTPTransport, URLSessionTransport()] {
-            let client = HTTPClient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(120) }
+            let client = HTTPClient.patient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(120) }
             let persistence = try await SQLitePersistence.open(path: path)
             stores.append(MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence))
         }

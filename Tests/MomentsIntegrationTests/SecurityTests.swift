@@ -68,7 +68,7 @@ import MomentsHTTP
         )
         let body = try JSONEncoder().encode(["data": ["getMomentsDetailsByUserID": answer, "updateMomentLike": answer]])
         let diskCache = try DiskResponseCache(directory: storage.appendingPathComponent("cache"))
-        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: body)) {
+        let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: body)) {
             $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: diskCache)
         }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: try JSONFilePersistence(directory: storage.appendingPathComponent("timelines")))

@@ -14,7 +14,7 @@ import Testing
     static let users = ["0", "1", "2", "3", "user-1"]
 
     private static func store(_ bff: ReferenceBFF) -> (MomentsStore, InMemoryPersistence) {
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(20) }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(20) }
         let persistence = InMemoryPersistence()
         return (MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence), persistence)
     }
@@ -71,7 +71,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let persistence = try SQLitePersistence(path: directory.url.appendingPathComponent("store.sqlite").path)
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence)
         let user = "user-1"
         let moments = try await store.refresh(userID: user).moments.map(\.id)
@@ -116,7 +116,7 @@ import Testing
     func aFailedLikeIsNeverShownToAnotherUser(fault: [String: any Sendable]) async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.timeout = .seconds(1)
             $0.maximumResponseSize = 512 * 1024
         }

@@ -9,7 +9,7 @@ import MomentsCaching
 /// the reference BFF.
 @Suite(.serialized) struct StoreCacheAndCancellationTests {
     private func client(_ bff: ReferenceBFF, cache: any ResponseCache) -> HTTPClient {
-        HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.cache = cache
             $0.timeout = .seconds(10)
         }
@@ -66,7 +66,7 @@ import MomentsCaching
         defer { bff.stop() }
         // The answer would take ten minutes, longer than `eventually` waits: only the
         // cancellation can end the fetch in time.
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(900) }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(900) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
         try await bff.injectFault(["kind": "slow", "seconds": 600])
 
@@ -86,7 +86,7 @@ import MomentsCaching
     @Test func aSharedRefreshGoesOnWhileOneCallerRemains() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport())
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
         try await bff.injectFault(["kind": "slow", "seconds": 0.5])
 

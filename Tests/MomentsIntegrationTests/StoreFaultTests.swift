@@ -43,7 +43,7 @@ import MomentsHTTP
         defer { directory.remove() }
         let persistence = try JSONFilePersistence(directory: directory.url)
         let timeout = Duration.seconds(2)
-        let client = HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
             $0.timeout = timeout
             $0.maximumResponseSize = 512 * 1024
         }

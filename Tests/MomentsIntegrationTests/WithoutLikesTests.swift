@@ -8,7 +8,7 @@ import Testing
 /// configuration, against the reference BFF (which honours `@include(if: $withLikes)`).
 @Suite(.serialized) struct WithoutLikesTests {
     private static func client(_ bff: ReferenceBFF) -> HTTPClient {
-        HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) }
+        HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(60) }
     }
 
     @Test func aServiceWithoutLikesFetchesTimelinesWithoutThemAndLikesStillAnswerWithThem() async throws {

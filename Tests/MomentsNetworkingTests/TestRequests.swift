@@ -1,5 +1,6 @@
 import Foundation
 import MomentsNetworking
+import MomentsTestSupport
 import MomentsGraphQL
 import MomentsHTTP
 
@@ -69,4 +70,10 @@ struct UserQuery: GraphQLOperation {
     var cachePolicy: CachePolicy?
     var options: RequestOptions { RequestOptions(allowsRetry: true, isCacheable: true, cachePolicy: cachePolicy) }
     func extract(_ data: ResponseData) -> User { data.user }
+}
+
+/// A client of `transport` (in this process) for `testBaseURL`, with a ten-minute
+/// deadline unless `configure` sets one (see `HTTPClient.patient`).
+func testClient(_ transport: any HTTPTransport, configure: (inout HTTPClient.Configuration) -> Void = { _ in }) -> HTTPClient {
+    HTTPClient.patient(baseURL: testBaseURL, transport: transport, configure: configure)
 }

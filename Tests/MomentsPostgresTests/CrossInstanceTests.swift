@@ -18,7 +18,7 @@ import Testing
         var instances: [Instance] = []
         for _ in 0..<count {
             let persistence = try await PostgresPersistence(connectionString: connectionString)
-            let service = GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
+            let service = GraphQLMomentsService(client: HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) {
                 $0.timeout = .seconds(10)
             })
             let store = MomentsStore(service: service, persistence: persistence, configuration: .init { $0.changeBus = persistence })
@@ -52,7 +52,7 @@ import Testing
         #expect(viaProxy != database)
 
         func client() -> GraphQLMomentsService {
-            GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(10) })
+            GraphQLMomentsService(client: HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(10) })
         }
         let writer = try await PostgresPersistence(connectionString: database)
         let writingStore = MomentsStore(service: client(), persistence: writer, configuration: .init { $0.changeBus = writer })
@@ -178,7 +178,7 @@ import Testing
                 }
             }
             // What the BFF holds now, and every instance's subscribers must come to.
-            let truth = try await GraphQLMomentsService(client: HTTPClient(baseURL: bff.baseURL, transport: URLSessionTransport()))
+            let truth = try await GraphQLMomentsService(client: HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()))
                 .getMoments(userID: "0").moments.first { $0.id == "0" }?.likes.map { Set($0.map(\.id)) }
             for (index, probes) in subscriptions.enumerated() {
                 for (userIndex, probe) in probes.enumerated() {

@@ -66,7 +66,7 @@ import MomentsHTTP
         let request = Endpoint<String>(.get, "/status")
 
         let clock = ManualClock()
-        let client = HTTPClient(baseURL: url, transport: transport) {
+        let client = HTTPClient.patient(baseURL: url, transport: transport) {
             $0.clock = clock
             $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(200), jitter: 0)
         }

@@ -23,7 +23,7 @@ import Testing
 
     @Test func theQueryReadsIt() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(Self.answer.utf8))
-        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport)
         let details = try await client.send(GetMomentsByUserID(userID: "0"))
         #expect(details.moments.map(\.id) == ["a", "b"])
         #expect(details.moments.allSatisfy { $0.userDetails.id == nil })

@@ -64,7 +64,7 @@ import MomentsHTTP
 
     @Test func mutatedAnswersEndInAValueOrATypedError() async throws {
         let answer = MutableAnswer()
-        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: answer.transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: answer.transport)
         var generator = SeededGenerator(seed: 7)
         var outcomes = (values: 0, errors: 0)
         for _ in 0..<4_000 {
@@ -85,7 +85,7 @@ import MomentsHTTP
 
     @Test func theStoreOnlyKeepsValidTimelines() async throws {
         let answer = MutableAnswer()
-        let service = GraphQLMomentsService(client: HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: answer.transport))
+        let service = GraphQLMomentsService(client: HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: answer.transport))
         let persistence = InMemoryPersistence()
         let store = MomentsStore(service: service, persistence: persistence)
         answer.body.withLock { $0 = Data(Self.original.utf8) }

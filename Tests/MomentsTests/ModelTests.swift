@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsTestSupport
 import Testing
 import MomentsHTTP
 
@@ -57,7 +58,7 @@ import MomentsHTTP
 
     @Test func anUnknownMomentTypeIsADecodingErrorNamingTheField() async throws {
         let answer = Fixtures.timelineAnswer.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
-        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: Data(answer.utf8)))
+        let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: Data(answer.utf8)))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(GetMomentsByUserID(userID: "0")) }
 

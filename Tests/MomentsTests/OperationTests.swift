@@ -1,13 +1,14 @@
 import Foundation
 import Moments
 import MomentsNetworking
+import MomentsTestSupport
 import Testing
 import MomentsGraphQL
 import MomentsHTTP
 
 @Suite struct OperationTests {
     private func client(_ transport: StubTransport) -> HTTPClient {
-        HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport)
+        HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport)
     }
 
     @Test func theQueryPostsQueryOperationNameAndVariables() async throws {

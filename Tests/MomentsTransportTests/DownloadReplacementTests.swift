@@ -51,7 +51,7 @@ import MomentsHTTP
     func everyFailureLeavesTheFileAsItWas(kind: TransportKind) async throws {
         let fixture = try await Fixture()
         defer { fixture.stop() }
-        let client = HTTPClient(baseURL: fixture.server.url("/"), transport: try kind.make()) { $0.timeout = .seconds(10) }
+        let client = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: try kind.make()) { $0.timeout = .seconds(10) }
         let cases: [(String, FileDownload)] = [
             ("no time at all", FileDownload(path: "/bytes", to: fixture.destination, query: [.init(name: "count", value: "9")], timeout: .zero)),
             ("a negative deadline", FileDownload(path: "/bytes", to: fixture.destination, query: [.init(name: "count", value: "9")], timeout: .seconds(-1))),
@@ -65,7 +65,7 @@ import MomentsHTTP
             await #expect(throws: HTTPClientError.self, "\(label)") { try await client.send(download) }
             try fixture.expectUntouched(label)
         }
-        let refusing = HTTPClient(baseURL: fixture.server.url("/"), transport: try kind.make()) { $0.middlewares = [Refusing()] }
+        let refusing = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: try kind.make()) { $0.middlewares = [Refusing()] }
         await #expect(throws: HTTPClientError.self) { try await refusing.send(FileDownload(path: "/bytes", to: fixture.destination)) }
         try fixture.expectUntouched("a middleware that throws")
     }
@@ -78,7 +78,7 @@ import MomentsHTTP
         defer { fixture.stop() }
         let download = FileDownload(path: "/bytes", to: fixture.destination, query: [.init(name: "count", value: "9")])
 
-        let failing = HTTPClient(baseURL: fixture.server.url("/"), transport: try kind.make()) {
+        let failing = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: try kind.make()) {
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 2, openDuration: .seconds(60))
         }
         for _ in 0..<2 { _ = try? await failing.send(Endpoint<Data>(.get, "/status").query("code", "503")) }
@@ -86,7 +86,7 @@ import MomentsHTTP
         #expect(open?.code == .circuitOpen)
         try fixture.expectUntouched("the breaker open")
 
-        let busy = HTTPClient(baseURL: fixture.server.url("/"), transport: try kind.make()) {
+        let busy = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: try kind.make()) {
             $0.maximumConcurrentRequests = 1
             $0.maximumQueuedRequests = 1
         }
@@ -112,7 +112,7 @@ import MomentsHTTP
     func aSuccessReplacesTheFileWholeAndMakesItTheOwnersOnly(kind: TransportKind) async throws {
         let fixture = try await Fixture()
         defer { fixture.stop() }
-        let client = HTTPClient(baseURL: fixture.server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: try kind.make())
         let file = try await client.send(FileDownload(path: "/bytes", to: fixture.destination, query: [.init(name: "count", value: "3")]))
         #expect(file == fixture.destination)
         #expect(try Data(contentsOf: file) == Data("xxx".utf8))
@@ -131,7 +131,7 @@ import MomentsHTTP
             Set(try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasSuffix(".tmp") })
         }
         let before = try leftovers()
-        let client = HTTPClient(baseURL: fixture.server.url("/"), transport: URLSessionTransport())
+        let client = HTTPClient.patient(baseURL: fixture.server.url("/"), transport: URLSessionTransport())
         for round in 0..<5 {
             let target = fixture.directory.url.appendingPathComponent("round-\(round).bin")
             _ = try await client.send(FileDownload(path: "/bytes", to: target, query: [.init(name: "count", value: "100000")]))

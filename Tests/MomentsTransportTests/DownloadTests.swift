@@ -30,7 +30,7 @@ import MomentsHTTP
         // A longer file readable by all is there already: replaced whole, and made the owner's.
         try Data(repeating: 1, count: size + 1_000).write(to: destination)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination.path)
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make())
         let transfer = client.transfer(FileDownload(
             path: "/download", to: destination, query: [URLQueryItem(name: "size", value: "\(size)"), URLQueryItem(name: "chunked", value: chunked ? "1" : "0")]
         ))
@@ -58,7 +58,7 @@ import MomentsHTTP
         defer { directory.remove() }
         let file = directory.url.appendingPathComponent("up.bin")
         try Data(repeating: 7, count: 4_000_000).write(to: file)
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make())
         let transfer = client.transfer(Send(body: .file(file)))
         var seen: [TransferProgress] = []
         for await progress in transfer.progress { seen.append(progress) }
@@ -75,7 +75,7 @@ import MomentsHTTP
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("large.bin")
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make()) { $0.maximumResponseSize = 1_000_000 }
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make()) { $0.maximumResponseSize = 1_000_000 }
         for chunked in ["0", "1"] {
             await #expect(throws: HTTPClientError.self) {
                 _ = try await client.send(FileDownload(path: "/download", to: destination,
@@ -92,7 +92,7 @@ import MomentsHTTP
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("slow.bin")
-        let client = HTTPClient(baseURL: server.url(""), transport: try kind.make()) { $0.retryPolicy = nil }
+        let client = HTTPClient.patient(baseURL: server.url(""), transport: try kind.make()) { $0.retryPolicy = nil }
         let slow = FileDownload(path: "/drip", to: destination, query: [URLQueryItem(name: "count", value: "50")], timeout: .milliseconds(700))
         do {
             _ = try await client.send(slow)
@@ -112,7 +112,7 @@ import MomentsHTTP
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("missing.bin")
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make())
         do {
             _ = try await client.send(FileDownload(path: "/no-such-file", to: destination))
             Issue.record("a 404 was taken for a download")
@@ -132,7 +132,7 @@ import MomentsHTTP
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("elsewhere.bin")
         let transport = try kind.make()
-        let client = HTTPClient(baseURL: server.baseURL, transport: transport)
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: transport)
         let download = FileDownload(path: "/redirect", to: destination, query: [
             URLQueryItem(name: "status", value: "302"), URLQueryItem(name: "to", value: "http://127.0.0.2:9/file"),
         ])
@@ -156,7 +156,7 @@ import MomentsHTTP
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let destination = directory.url.appendingPathComponent("followed.json")
-        let client = HTTPClient(baseURL: server.url(""), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url(""), transport: try kind.make())
         let file = try await client.send(FileDownload(path: "/redirect", to: destination, query: [URLQueryItem(name: "status", value: "302")]))
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
         #expect(json?["name"] as? String == "Ada", "the file holds the redirect's target, not its own body")
@@ -168,7 +168,7 @@ import MomentsHTTP
             var path: String { "/download" }
         }
         let transport = StubTransport(statusCode: 200)
-        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: transport)
         await #expect(throws: HTTPClientError.self) { _ = try await client.send(Nowhere()) }
         #expect(transport.requests.isEmpty)
     }

@@ -26,7 +26,7 @@ import MomentsHTTP
     func aGraphQLErrorUnderAFailureStatusNamesTheStatusAndTheURL(kind: TransportKind, gzip: Bool) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make())
         for (code, text) in [(401, "401 Unauthorized"), (403, "403 Forbidden"), (503, "503 Service Unavailable")] {
             let error = await #expect(throws: HTTPClientError.self) { try await client.send(RefusedQuery(gzip: gzip, code: code)) }
             #expect(error?.code == .graphQLFailure)
@@ -42,7 +42,7 @@ import MomentsHTTP
     func aPlainFailureStatusIsNamedWithItsText(kind: TransportKind, gzip: Bool) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make())
         let endpoint = Endpoint<Data>(.get, "/status").query("code", "404").query("gzip", gzip ? "1" : "0")
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(endpoint) }
         #expect(error?.code == .serverError)
@@ -59,7 +59,7 @@ import MomentsHTTP
         }
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make()) {
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make()) {
             $0.authentication = AuthenticationMiddleware(provider: NoRefresh())
         }
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(RefusedQuery(gzip: true, code: 401)) }

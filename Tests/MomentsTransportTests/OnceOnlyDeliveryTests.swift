@@ -24,7 +24,7 @@ import MomentsHTTP
         let observer = try kind.make()
         let policies: [RetryPolicy?] = [nil, RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0)]
         for (index, policy) in policies.enumerated() {
-            let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make()) { $0.retryPolicy = policy }
+            let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make()) { $0.retryPolicy = policy }
             for method in [HTTPMethod.post, .patch] {
                 let key = "\(method)-\(index)-\(reset)"
                 // A kept-alive connection first: the one a transport would reuse.
@@ -63,7 +63,7 @@ import MomentsHTTP
     func aRequestDeclaredRepeatableIsSentAgain(kind: TransportKind) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make())
         _ = try await client.send(Endpoint<Data>(.get, "/json"))
         let request = Endpoint<Data>(.post, "/swallow").query("key", "declared").body(.data(Self.body, contentType: "application/json"))
             .options { $0.allowsRetry = true }
@@ -79,7 +79,7 @@ import MomentsHTTP
     func aMutationNeverRidesAConnectionTheServerIsClosing(kind: TransportKind) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make())
         for closing in ["headers", "body", "nothing"] {
             _ = try await client.send(Endpoint<Data>(.get, "/close-next").query("after", closing))
             let answer = try await client.send(Endpoint<Data>(.post, "/echo").body(.data(Self.body, contentType: "application/json")))

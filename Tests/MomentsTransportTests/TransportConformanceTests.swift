@@ -135,7 +135,7 @@ import MomentsObservability
     func anIPv6LiteralBaseURLWorks(kind: TransportKind) async throws {
         let server = try await RawServer.start(["--ipv6"])
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url(""), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url(""), transport: try kind.make())
         switch kind {
         case .curl:
             let echo = try await client.send(Endpoint<AnyName>(.get, "/json"))
@@ -268,7 +268,7 @@ private struct Echo: Decodable {
     func aCallersHostileTracestateStillSendsTheRequest(kind: TransportKind) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make())
         let hostile = "ok=1,Bad=2,x=\r\nInjected: yes,\(String(repeating: "y", count: 600))=1,café=3"
         let context = try #require(TraceContext(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: hostile))
         struct Echo: Decodable { let headers: [String: String] }

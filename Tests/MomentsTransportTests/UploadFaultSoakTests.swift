@@ -30,7 +30,7 @@ import MomentsHTTP
             try Data(repeating: UInt8(index), count: size).write(to: file)
             files.append(file)
         }
-        let client = HTTPClient(baseURL: server.url("/"), transport: try kind.make()) {
+        let client = HTTPClient.patient(baseURL: server.url("/"), transport: try kind.make()) {
             $0.circuitBreaker = nil
             $0.retryBudget = nil
         }

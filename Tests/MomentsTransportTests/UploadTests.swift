@@ -47,7 +47,7 @@ import MomentsHTTP
         defer { directory.remove() }
         let file = try Self.file(3_000_001, in: directory)
         let digest = try await FileDigest.sha256(of: file)
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make())
         let upload = try await client.send(Send(body: .file(file, contentType: "application/x-test")))
         #expect(upload.length == 3_000_001)
         #expect(upload.sha256 == digest)
@@ -69,7 +69,7 @@ import MomentsHTTP
         form.addFile("photo", at: large, contentType: "image/jpeg")
         form.addFile("nothing", at: empty, fileName: "renamed.txt", contentType: "text/plain")
         form.addData("inline", Data("--not-the-boundary".utf8), fileName: "inline.txt")
-        let client = HTTPClient(baseURL: server.baseURL, transport: try kind.make())
+        let client = HTTPClient.patient(baseURL: server.baseURL, transport: try kind.make())
         let upload = try await client.send(Send(body: .multipart(form)))
 
         #expect(upload.contentType == "multipart/form-data; boundary=\(form.boundary)")
@@ -86,7 +86,7 @@ import MomentsHTTP
 
     @Test func aMissingFileIsRefusedBeforeAnythingIsSent() async throws {
         let transport = StubTransport { _ in HTTPResponse(statusCode: 200, body: Data("{}".utf8)) }
-        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: transport)
         var form = MultipartForm()
         form.addFile("photo", at: URL(fileURLWithPath: "/nonexistent/photo.jpg"))
         for body in [RequestBody.file(URL(fileURLWithPath: "/nonexistent/a.bin")), .multipart(form)] {

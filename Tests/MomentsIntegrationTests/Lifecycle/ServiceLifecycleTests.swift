@@ -40,7 +40,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("store.sqlite").path
         let transport = try CurlTransport()
-        let client = HTTPClient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(30) }
+        let client = HTTPClient.patient(baseURL: bff.baseURL, transport: transport) { $0.timeout = .seconds(30) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: try SQLitePersistence(path: path))
         let group = ServiceGroup(
             services: [StoppingGracefully(wrapped: client), StoppingGracefully(wrapped: store)],

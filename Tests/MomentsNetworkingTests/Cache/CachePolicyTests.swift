@@ -34,7 +34,7 @@ private struct Mutation: GraphQLOperation {
     private let clock = ManualClock()
 
     private func client(_ transport: any HTTPTransport, cache: any ResponseCache = MemoryResponseCache(), ttl: Duration = .seconds(60)) -> HTTPClient {
-        HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
+        testClient(transport) { [clock] in
             $0.cache = cache
             $0.cacheTTL = ttl
             $0.clock = clock
@@ -189,7 +189,7 @@ private struct Mutation: GraphQLOperation {
 
     @Test func remoteThenLocalRespectsTheMaximumStaleness() async throws {
         let transport = numbered(failing: [2])
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
+        let client = testClient(transport) { [clock] in
             $0.cache = MemoryResponseCache()
             $0.maximumStaleness = .zero
             $0.clock = clock

@@ -24,7 +24,7 @@ import MomentsHTTP
 
     @Test func anErrorEnvelopeInA200IsATypedFailureAndIsNotCached() async throws {
         let transport = StubTransport { _ in jsonResponse(#"{"ok":false,"error":"no such user"}"#) }
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
             $0.cache = MemoryResponseCache()
         }
 
@@ -38,7 +38,7 @@ import MomentsHTTP
     @Test func theRawBodyTravelsWithTheValueFromTheNetworkAndFromTheCache() async throws {
         let body = #"{"name":"Ada","id":1,"extra":"kept"}"#
         let transport = StubTransport { _ in jsonResponse(body) }
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
             $0.cache = MemoryResponseCache()
         }
         let request = Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .localOrRemote }
@@ -51,7 +51,7 @@ import MomentsHTTP
     }
 
     @Test func clearCacheEmptiesTheClientsCache() async throws {
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in jsonResponse(#"{"name":"Ada","id":1}"#) }) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in jsonResponse(#"{"name":"Ada","id":1}"#) }) {
             $0.cache = MemoryResponseCache()
         }
         _ = try await client.send(Endpoint<User>(.get, "/users/1").options { $0.cachePolicy = .localOrRemote })

@@ -33,7 +33,7 @@ import MomentsHTTP
             await gate.pass()
             return HTTPResponse(statusCode: 200, body: Data(request.url.path.utf8))
         }
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: transport)
         let images = (0..<3).map { index in
             Task { try await client.send(Endpoint<Data>(.get, "/images/\(index)").options { $0.groups.insert("images") }) }
         }

@@ -9,7 +9,7 @@ import MomentsHTTP
     @Test func cancelAllCancelsEveryRequestInFlight() async throws {
         // Ten minutes each: a request the cancellation missed would end in success.
         let transport = ScriptedTransport(delay: .seconds(600)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.timeout = .seconds(900) }
+        let client = testClient(transport) { $0.timeout = .seconds(900) }
         let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>(.get, "/slow/\(index)")) } }
         await transport.waitForCalls(5)
         #expect(await eventually { client.requestsInFlight == 5 })
@@ -31,7 +31,7 @@ import MomentsHTTP
             while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
+        let client = testClient(transport) { $0.maximumConcurrentRequests = 1 }
 
         let first = Task { try await client.send(Endpoint<Data>(.get, "/first")) }
         await transport.waitForCalls(1)
@@ -56,7 +56,7 @@ import MomentsHTTP
             if call == 1 { await gate.wait() }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.maximumConcurrentRequests = 1 }
+        let client = testClient(transport) { $0.maximumConcurrentRequests = 1 }
         let first = Task { try await client.send(Endpoint<Data>(.get, "/a")) }
         await transport.waitForCalls(1)
         let second = Task { try await client.send(Endpoint<Data>(.get, "/b")) }
@@ -78,7 +78,7 @@ import MomentsHTTP
             if call == 1 { do { try await Task.sleep(for: .seconds(30)) } catch { throw HTTPClientError.cancelled() } }
             return ok(#""second""#)
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let first = Task { try await client.send(Endpoint<String>(.get, "/search").query("q", "a").options { $0.latestWinsKey = "search" }) }
         await transport.waitForCalls(1)

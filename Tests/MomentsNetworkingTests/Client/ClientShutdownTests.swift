@@ -56,7 +56,7 @@ import Testing
     }
 
     private func client(_ transport: GatedTransport, clock: ManualClock) -> HTTPClient {
-        HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport) {
+        HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport) {
             $0.clock = clock
             $0.timeout = .seconds(3600)
             $0.retryPolicy = nil

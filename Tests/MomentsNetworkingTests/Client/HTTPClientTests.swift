@@ -8,7 +8,7 @@ import MomentsHTTP
 @Suite struct HTTPClientTests {
     @Test func buildsTheURLFromBaseURLPathAndQuery() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         _ = try await client.send(CreateUser(user: User(id: 1, name: "Ada")))
 
@@ -19,7 +19,7 @@ import MomentsHTTP
 
     @Test func identifiersStayInTheirPathSegment() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         _ = try await client.send(GetUser(id: "../admin?x=1#frag"))
         _ = try await client.send(GetUser(id: ".."))
@@ -34,7 +34,7 @@ import MomentsHTTP
 
     @Test func requestHeadersWinOverDefaults() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.defaultHeaders = ["Accept": "application/json", "User-Agent": "moments-tests", "x-trace": "default"]
         }
 
@@ -50,7 +50,7 @@ import MomentsHTTP
 
     @Test func jsonBodiesUseTheClientsEncoder() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":7,"name":"Bo"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             $0.encoder = encoder
@@ -64,7 +64,7 @@ import MomentsHTTP
 
     @Test func timeoutDefaultsToTheClientsAndARequestOverridesIt() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.clock = ManualClock()
             $0.timeout = .seconds(9)
             $0.maximumResponseSize = 1234
@@ -87,7 +87,7 @@ import MomentsHTTP
             default: jsonResponse(#"{"id":3,"name":"Cy"}"#)
             }
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         #expect(try await client.send(GetUser(id: "3")) == User(id: 3, name: "Cy"))
         #expect(try await client.send(DownloadAvatar()) == Data([0xFF, 0x00, 0x01]))
@@ -100,7 +100,7 @@ import MomentsHTTP
             try await Task.sleep(for: .milliseconds(20))
             return jsonResponse(#"{"id":1,"name":"Ada"}"#, status: 201, headers: ["ETag": "\"v1\""])
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let response = try await client.response(for: GetUser(id: "1"))
 
@@ -113,7 +113,7 @@ import MomentsHTTP
 
     @Test func anInvalidRequestIsRejectedBeforeAnythingIsSent() async throws {
         let transport = StubTransport(statusCode: 200)
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(GetUser(id: "")) }
 
@@ -125,7 +125,7 @@ import MomentsHTTP
 
     @Test func charactersAPathMustNotHoldAreEncoded() async throws {
         let transport = StubTransport(statusCode: 200)
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         _ = try await client.send(Endpoint<Data>(.get, "/a path/%zz"))
 
@@ -136,7 +136,7 @@ import MomentsHTTP
         let transport = StubTransport { _ in
             jsonResponse(#"{"error":"no such user"}"#, status: 404, headers: ["X-Request-ID": "r-9"])
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(GetUser(id: "9")) }
 
@@ -152,8 +152,8 @@ import MomentsHTTP
 
     @Test func acceptedStatusCodesAreConfigurable() async throws {
         let transport = StubTransport { _ in jsonResponse(#"{"id":1,"name":"Ada"}"#, status: 304) }
-        let strict = HTTPClient(baseURL: testBaseURL, transport: transport)
-        let lenient = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.acceptedStatusCodes = 200..<400 }
+        let strict = testClient(transport)
+        let lenient = testClient(transport) { $0.acceptedStatusCodes = 200..<400 }
 
         await #expect(throws: HTTPClientError.self) { try await strict.send(GetUser(id: "1")) }
         #expect(try await lenient.send(GetUser(id: "1")).name == "Ada")
@@ -167,7 +167,7 @@ import MomentsHTTP
                 .invalidRequest("teapots brew no coffee (\(response.statusCode))")
             }
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: StubTransport(statusCode: 418))
+        let client = testClient(StubTransport(statusCode: 418))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Teapot()) }
 
@@ -181,7 +181,7 @@ import MomentsHTTP
             var path: String { "/users" }
         }
         let body = #"[{"id":1,"name":"Ada"},{"id":"two","name":"Bo"}]"#
-        let client = HTTPClient(baseURL: testBaseURL, transport: StubTransport(statusCode: 200, body: Data(body.utf8)))
+        let client = testClient(StubTransport(statusCode: 200, body: Data(body.utf8)))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(ListUsers()) }
 
@@ -194,7 +194,7 @@ import MomentsHTTP
     }
 
     @Test func aBodyOverTheLimitIsRejected() async throws {
-        let client = HTTPClient(baseURL: testBaseURL, transport: StubTransport(statusCode: 200, body: Data(count: 11))) {
+        let client = testClient(StubTransport(statusCode: 200, body: Data(count: 11))) {
             $0.maximumResponseSize = 10
         }
 
@@ -206,8 +206,8 @@ import MomentsHTTP
 
     @Test func transportErrorsAreNormalized() async throws {
         struct Boom: Error {}
-        let failing = HTTPClient(baseURL: testBaseURL, transport: StubTransport { _ in throw Boom() })
-        let cancelling = HTTPClient(baseURL: testBaseURL, transport: StubTransport { _ in throw CancellationError() })
+        let failing = testClient(StubTransport { _ in throw Boom() })
+        let cancelling = testClient(StubTransport { _ in throw CancellationError() })
 
         let failure = await #expect(throws: HTTPClientError.self) { try await failing.send(DownloadAvatar()) }
         let cancellation = await #expect(throws: HTTPClientError.self) { try await cancelling.send(DownloadAvatar()) }
@@ -219,7 +219,7 @@ import MomentsHTTP
 
     @Test func aCancelledTaskSendsNothing() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -234,7 +234,7 @@ import MomentsHTTP
     @Test func errorTextNeverShowsCredentials() async throws {
         let secret = "s3cr3t-token-value"
         let transport = StubTransport { _ in jsonResponse(#"{"error":"denied"}"#, status: 401) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.defaultHeaders = ["Authorization": "Bearer \(secret)", "X-Api-Auth-Token": secret]
         }
 

@@ -66,7 +66,7 @@ import MomentsHTTP
             default: ok(#"{"id":8,"name":"Grace (details)"}"#)
             }
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
         let steps = Task {
             // README: "Dependent requests"
             let me = try await client.send(Endpoint<User>(.get, "/me"))

@@ -16,7 +16,7 @@ import MomentsHTTP
     /// unchanged: two retries here.
     @Test func everyRetryCarriesTheTraceUnderANewSpan() async throws {
         let transport = ScriptedTransport { call, _ in call < 3 ? status(503) : ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0, sleep: SleepRecorder().sleep)
         }
         let incoming = try #require(TraceContext(traceparent: "00-\(Self.trace)-\(Self.parent)-01", tracestate: "vendor=1"))
@@ -31,7 +31,7 @@ import MomentsHTTP
             if call == 1 { await waitUntilCancelled(); throw HTTPClientError.cancelled() }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(20)))
             $0.coalescesRequests = false
         }
@@ -44,7 +44,7 @@ import MomentsHTTP
     /// Without a context the SDK sends no trace headers.
     @Test func withoutAContextNoTraceHeaderIsSent() async throws {
         let transport = ScriptedTransport { _, _ in ok() }
-        _ = try await HTTPClient(baseURL: testBaseURL, transport: transport).send(Endpoint<User>(.get, "/u"))
+        _ = try await testClient(transport).send(Endpoint<User>(.get, "/u"))
         #expect(transport.requests.first?.headers["traceparent"] == nil)
         #expect(transport.requests.first?.headers["tracestate"] == nil)
     }

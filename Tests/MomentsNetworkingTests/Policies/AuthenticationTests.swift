@@ -40,10 +40,10 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
         let custom = StubTransport(statusCode: 200)
         let tokens = StaticTokenProvider("abc")
 
-        _ = try await HTTPClient(baseURL: testBaseURL, transport: bearer) {
+        _ = try await testClient(bearer) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
         }.send(Endpoint<Data>(.get, "/me"))
-        _ = try await HTTPClient(baseURL: testBaseURL, transport: custom) {
+        _ = try await testClient(custom) {
             $0.authentication = AuthenticationMiddleware(provider: tokens, header: .custom("X-Api-Auth-Token"))
         }.send(Endpoint<Data>(.get, "/me"))
 
@@ -55,7 +55,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
     @Test func a401RefreshesOnceAndRetriesOnce() async throws {
         let tokens = CountingTokens()
         let transport = server(valid: "t2")
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
         }
 
@@ -69,7 +69,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
     @Test func aSecond401IsAServerErrorNotALoop() async throws {
         let tokens = CountingTokens()
         let transport = server(valid: "never")
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
         }
 
@@ -81,7 +81,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
 
     @Test func manyConcurrent401sCauseExactlyOneRefresh() async throws {
         let tokens = CountingTokens()
-        let client = HTTPClient(baseURL: testBaseURL, transport: server(valid: "t2")) {
+        let client = testClient(server(valid: "t2")) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
             // What is tested is the count of refreshes, not a deadline: forty calls may
             // wait that long for Swift's two shared threads while other suites run.
@@ -99,7 +99,7 @@ private func server(valid: String, header: String = "Authorization", prefix: Str
     @Test func aFailedRefreshFailsEveryWaiterClearlyWithoutTheToken() async throws {
         let tokens = CountingTokens(failRefresh: true)
         let logs = LogSink()
-        let client = HTTPClient(baseURL: testBaseURL, transport: server(valid: "t2")) {
+        let client = testClient(server(valid: "t2")) {
             $0.authentication = AuthenticationMiddleware(provider: tokens)
             $0.logHandler = logs.handler
             $0.logLevel = .debug

@@ -10,7 +10,7 @@ import MomentsHTTP
 @Suite struct CoalescingTests {
     @Test func identicalRequestsInFlightShareOneExchange() async throws {
         let transport = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let users = try await withThrowingTaskGroup(of: User.self) { group in
             for _ in 0..<20 { group.addTask { try await client.send(Endpoint<User>(.get, "/u")) } }
@@ -23,7 +23,7 @@ import MomentsHTTP
 
     @Test func oneCallersCancellationDoesNotCancelTheOthers() async throws {
         let transport = ScriptedTransport(delay: .milliseconds(200)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
         let leaving = Task { try await client.send(Endpoint<User>(.get, "/u")) }
         let staying = Task { try await client.send(Endpoint<User>(.get, "/u")) }
         await transport.waitForCalls(1)
@@ -37,7 +37,7 @@ import MomentsHTTP
 
     @Test func theSharedExchangeIsCancelledWhenEveryCallerLeaves() async throws {
         let transport = ScriptedTransport(delay: .seconds(30)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
         let callers = (0..<3).map { _ in Task { try await client.send(Endpoint<User>(.get, "/u")) } }
         await transport.waitForCalls(1)
 
@@ -49,7 +49,7 @@ import MomentsHTTP
 
     @Test func differentBodiesAndNonCacheableRequestsAreNotShared() async throws {
         let transport = ScriptedTransport(delay: .milliseconds(50)) { _, _ in ok() }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         async let a = client.send(Endpoint<User>(.get, "/u").query("v", "1"))
         async let b = client.send(Endpoint<User>(.get, "/u").query("v", "2"))
@@ -66,7 +66,7 @@ import MomentsHTTP
         let transport = ScriptedTransport(delay: .milliseconds(20)) { _, request in
             ok(#"{"id":\#(request.url.lastPathComponent),"name":"u"}"#)
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let users = try await client.sendAll((0..<30).map { Endpoint<User>(.get, "/u/\($0)") }, maximumConcurrency: 4)
 
@@ -84,7 +84,7 @@ import MomentsHTTP
             do { try await Task.sleep(for: .seconds(600)) } catch { cancelled.withLock { $0 += 1 }; throw HTTPClientError.cancelled() }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let error = await #expect(throws: HTTPClientError.self) {
             try await client.sendAll((0..<10).map { Endpoint<User>(.get, "/u/\($0)") }, maximumConcurrency: 5)
@@ -100,7 +100,7 @@ import MomentsHTTP
         let transport = ScriptedTransport { _, request in
             Int(request.url.lastPathComponent)! % 3 == 0 ? status(404) : ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let results = await client.sendAllSettled((0..<9).map { Endpoint<User>(.get, "/u/\($0)") })
 
@@ -114,7 +114,7 @@ import MomentsHTTP
         let transport = ScriptedTransport { _, request in
             request.url.path.hasSuffix("count") ? ok("42") : ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let (user, count, raw) = try await client.sendAll(Endpoint<User>(.get, "/u"), Endpoint<Int>(.get, "/count"), Endpoint<Data>(.get, "/raw"))
 
@@ -130,7 +130,7 @@ import MomentsHTTP
             do { try await Task.sleep(for: .seconds(600)) } catch { cancelled.withLock { $0 += 1 }; throw HTTPClientError.cancelled() }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let error = await #expect(throws: HTTPClientError.self) {
             _ = try await client.sendAll(Endpoint<User>(.get, "/slow"), Endpoint<User>(.get, "/bad"))
@@ -146,7 +146,7 @@ import MomentsHTTP
     @Test func oneRecordPerRequestWithTheEssentials() async throws {
         let logs = LogSink()
         let metrics = MetricsSink()
-        let client = HTTPClient(baseURL: testBaseURL, transport: ScriptedTransport { call, _ in call == 1 ? status(503) : ok() }) {
+        let client = testClient(ScriptedTransport { call, _ in call == 1 ? status(503) : ok() }) {
             $0.logHandler = logs.handler
             $0.metricsHandler = metrics.handler
             $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(1), jitter: 0)
@@ -174,7 +174,7 @@ import MomentsHTTP
 
     @Test func debugRecordsCarryCompactRedactedBodies() async throws {
         let logs = LogSink()
-        let client = HTTPClient(baseURL: testBaseURL, transport: StubTransport(statusCode: 200, body: Data(#"{"id": 1, "name": "Ada", "accessToken": "zzz"}"#.utf8))) {
+        let client = testClient(StubTransport(statusCode: 200, body: Data(#"{"id": 1, "name": "Ada", "accessToken": "zzz"}"#.utf8))) {
             $0.logHandler = logs.handler
             $0.logLevel = .debug
         }
@@ -189,7 +189,7 @@ import MomentsHTTP
 
     @Test func failuresAreRecordedAtErrorLevel() async throws {
         let logs = LogSink()
-        let client = HTTPClient(baseURL: testBaseURL, transport: ScriptedTransport { _, _ in status(404) }) { $0.logHandler = logs.handler }
+        let client = testClient(ScriptedTransport { _, _ in status(404) }) { $0.logHandler = logs.handler }
 
         await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/u")) }
 

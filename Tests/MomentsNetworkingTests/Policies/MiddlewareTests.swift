@@ -35,7 +35,7 @@ private struct Failing: HTTPMiddleware {
     @Test func requestsPassInOrderAndResponsesInReverse() async throws {
         let trace = Trace()
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":1,"name":"Ada"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.middlewares = [Tagging(name: "a", trace: trace), Tagging(name: "b", trace: trace)]
         }
 
@@ -48,7 +48,7 @@ private struct Failing: HTTPMiddleware {
 
     @Test func aMiddlewaresOwnErrorIsReportedAsSuch() async throws {
         let transport = StubTransport(statusCode: 200)
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.middlewares = [Failing()] }
+        let client = testClient(transport) { $0.middlewares = [Failing()] }
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/u")) }
 
@@ -60,7 +60,7 @@ private struct Failing: HTTPMiddleware {
 
     @Test func transportErrorsPassThroughMiddlewaresUnchanged() async throws {
         let trace = Trace()
-        let client = HTTPClient(baseURL: testBaseURL, transport: StubTransport { _ in
+        let client = testClient(StubTransport { _ in
             throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset"))
         }) { $0.middlewares = [Tagging(name: "a", trace: trace)] }
 

@@ -10,7 +10,7 @@ import MomentsSupport
     private let clock = ManualClock()
 
     private func client(_ transport: any HTTPTransport, sleeps: SleepRecorder, attempts: Int = 3, metrics: (@Sendable (RequestMetrics) -> Void)? = nil) -> HTTPClient {
-        HTTPClient(baseURL: testBaseURL, transport: transport) { [clock] in
+        testClient(transport) { [clock] in
             $0.clock = clock
             $0.retryPolicy = RetryPolicy(maximumAttempts: attempts, initialDelay: .milliseconds(100), jitter: 0, sleep: sleeps.sleep)
             $0.metricsHandler = metrics
@@ -104,7 +104,7 @@ import MomentsSupport
     @Test func cancellationStopsAPendingRetryAtOnce() async throws {
         let clock = ManualClock()
         let transport = ScriptedTransport { _, _ in status(503) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 5, initialDelay: .seconds(120), maximumDelay: .seconds(300), maximumTotalDelay: .seconds(600), jitter: 0)
             $0.timeout = .seconds(900)  // the retry is due within the call's deadline
             $0.clock = clock

@@ -22,19 +22,19 @@ import MomentsHTTP
 
     @Test func aQueryIsRetriedOnceOnAFreshConnection() async throws {
         let stub = transport(failures: 1)
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: stub)
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: stub)
         #expect(try await client.send(UserQuery(variables: .init(id: "1"))).name == "Ada")
         #expect(stub.requests.count == 2)
     }
 
     @Test func onlyOnceAndNeverForAMutation() async throws {
         let twice = transport(failures: 2)
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: twice)
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: twice)
         await #expect(throws: HTTPClientError.self) { try await client.send(UserQuery(variables: .init(id: "1"))) }
         #expect(twice.requests.count == 2)
 
         let once = transport(failures: 1)
-        let mutations = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: once)
+        let mutations = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: once)
         await #expect(throws: HTTPClientError.self) { try await mutations.send(Endpoint<User>(.post, "/users")) }
         #expect(once.requests.count == 1)
     }

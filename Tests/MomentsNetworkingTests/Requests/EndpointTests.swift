@@ -6,7 +6,7 @@ import MomentsHTTP
 @Suite struct EndpointTests {
     @Test func modifiersSetHeadersQueryBodyAndTimeout() async throws {
         let transport = StubTransport(statusCode: 200, body: Data(#"{"id":2,"name":"Di"}"#.utf8))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let user = try await client.send(
             Endpoint<User>(.put, "/users/\(segment: "2")")
@@ -29,7 +29,7 @@ import MomentsHTTP
 
     @Test func rawBodiesAndRawResponses() async throws {
         let transport = StubTransport { request in HTTPResponse(statusCode: 200, body: request.body ?? Data()) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let echoed = try await client.send(
             Endpoint<Data>(.post, "/upload").body(.data(Data([1, 2, 3]), contentType: "image/png"))
@@ -43,7 +43,7 @@ import MomentsHTTP
 
     @Test func aCustomDecodingSeesTheWholeResponse() async throws {
         let transport = StubTransport(statusCode: 200, headers: ["X-Total": "42"], body: Data())
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport)
+        let client = testClient(transport)
 
         let total = try await client.send(Endpoint<Int>(.get, "/count") { response, _ in
             Int(response.headers["x-total"] ?? "") ?? -1

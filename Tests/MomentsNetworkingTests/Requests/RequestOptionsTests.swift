@@ -33,7 +33,7 @@ import MomentsHTTP
             if earlier == 0 { throw HTTPClientError.transportFailure(TransportFailure(kind: .connectionReset, message: "reset")) }
             return HTTPResponse(statusCode: 200, body: Data("ok".utf8))
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, sleep: { _ in })
         }
         await #expect(throws: HTTPClientError.self) { try await client.send(Post()) }
@@ -47,7 +47,7 @@ import MomentsHTTP
 
     @Test func theDeadlineAndTheDownloadFileComeFromTheOptions() async throws {
         let transport = StubTransport(statusCode: 200, body: Data())
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.timeout = .seconds(30) }
+        let client = testClient(transport) { $0.timeout = .seconds(30) }
         _ = try await client.send(Post(options: RequestOptions(timeout: .seconds(2))))
         let sent = try #require(transport.requests.last)
         #expect(sent.timeout <= .seconds(2), "the request's own deadline, not the client's 30 s")
@@ -59,7 +59,7 @@ import MomentsHTTP
             try Data("exported".utf8).write(to: file)
             return HTTPResponse(statusCode: 200, body: Data(), bodyFile: file)
         }
-        let downloader = HTTPClient(baseURL: testBaseURL, transport: writer)
+        let downloader = testClient(writer)
         let file = try await downloader.send(FileDownload(path: "/export", to: destination))
         // The transport writes beside the destination, which the answer then replaces.
         let written = try #require(writer.requests.last?.destination)

@@ -1,6 +1,7 @@
 import Foundation
 import MomentsHTTP
 import MomentsNetworking
+import MomentsTestSupport
 import Testing
 
 /// A body that cannot be encoded is the caller's mistake: a typed error, and nothing sent.
@@ -19,7 +20,7 @@ import Testing
 
     @Test func theCallFailsAsAnInvalidRequestAndTheTransportIsNeverCalled() async throws {
         let transport = ScriptedTransport { _, _ in ok() }
-        let client = HTTPClient(baseURL: URL(string: "http://api.test")!, transport: transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "http://api.test")!, transport: transport)
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(PostUnencodable()) }
         #expect(error?.code == .invalidRequest)
         #expect(error?.description.contains("could not be encoded") == true, "\(String(describing: error))")

@@ -17,7 +17,7 @@ import MomentsHTTP
     @Test func oneDeadlineCoversEveryAttemptAndBackoff() async throws {
         let clock = ManualClock()
         let transport = ScriptedTransport { _, _ in status(503) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.clock = clock
             $0.timeout = .milliseconds(600)
             $0.retryPolicy = RetryPolicy(maximumAttempts: 10, initialDelay: .milliseconds(200), jitter: 0)
@@ -41,7 +41,7 @@ import MomentsHTTP
             if call == 1 { throw HTTPClientError.transportFailure(TransportFailure(kind: .timedOut, message: "slow")) }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.clock = ManualClock()
             $0.timeout = .seconds(300)
             $0.attemptTimeout = .seconds(1)
@@ -56,7 +56,7 @@ import MomentsHTTP
     /// (10% of the calls, its starting balance and its floor).
     @Test func theRetryBudgetCapsWhatRetriesAddDuringAnOutage() async throws {
         let transport = ScriptedTransport { _, _ in status(503) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, sleep: { _ in })
             $0.circuitBreaker = nil
         }
@@ -86,7 +86,7 @@ import MomentsHTTP
     /// saying when the client tries again.
     @Test func theBreakerFailsFastWhileOpen() async throws {
         let transport = ScriptedTransport { _, _ in status(503) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.clock = ManualClock()  // the breaker's window and open time stand still
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 4, openDuration: .seconds(60))
         }
@@ -105,7 +105,7 @@ import MomentsHTTP
     @Test func theBreakerProbesItsWayBack() async throws {
         let serverUp = PThreadMutex(false)
         let transport = ScriptedTransport { _, _ in serverUp.withLock { $0 } ? ok() : status(503) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 4, openDuration: .milliseconds(50))
         }
         for _ in 0..<4 { _ = try? await client.send(Endpoint<User>(.get, "/u")) }
@@ -116,7 +116,7 @@ import MomentsHTTP
 
     @Test func answersTheCallerCausedNeverOpenTheBreaker() async throws {
         let transport = ScriptedTransport { _, _ in status(404) }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.circuitBreaker = CircuitBreakerPolicy(minimumCalls: 2)
         }
         for _ in 0..<20 {
@@ -139,7 +139,7 @@ import MomentsHTTP
             }
             return ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#)
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(20)))
             $0.coalescesRequests = false
         }
@@ -149,12 +149,12 @@ import MomentsHTTP
         #expect(await eventually { cancelled.withLock { $0 } == 1 }, "the stalled attempt is cancelled")
 
         let mutations = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"rename":{"id":1,"name":"Bo"}}}"#) }
-        let mutating = HTTPClient(baseURL: testBaseURL, transport: mutations) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }
+        let mutating = testClient(mutations) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }
         _ = try await mutating.send(HedgedMutation())
         #expect(mutations.calls == 1, "a mutation is never sent twice")
         query.hedges = false
         let plain = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#) }
-        _ = try await HTTPClient(baseURL: testBaseURL, transport: plain) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }.send(query)
+        _ = try await testClient(plain) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }.send(query)
         #expect(plain.calls == 1, "a request that does not hedge is sent once")
     }
 
@@ -166,7 +166,7 @@ import MomentsHTTP
             await withCheckedContinuation { continuation in gate.withLock { $0.append(continuation) } }
             return ok()
         }
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.maximumConcurrentRequests = 1
             $0.maximumQueuedRequests = 1
             $0.coalescesRequests = false

@@ -9,6 +9,15 @@ import Testing
 /// answered into a lost connection is never sent again unless repeatable; a stalled
 /// call ends at its deadline on the injected clock; a cut answer is a transport failure.
 @Suite struct InjectedFaultTests {
+    /// A POST with the client's deadline (`CreateUser` sets 2 s of its own, which a busy
+    /// machine may spend before the first attempt).
+    private struct PostUser: Request {
+        typealias Response = User
+        var path: String { "/users" }
+        var method: HTTPMethod { .post }
+        var body: RequestBody? { .json(User(id: 1, name: "Ada")) }
+    }
+
     private static let user = #"{"id":1,"name":"Ada"}"#
 
     /// A server behind the faults, counting what it received.
@@ -17,7 +26,7 @@ import Testing
     }
 
     private static func client(_ transport: FaultInjectingTransport, clock: ManualClock? = nil) -> HTTPClient {
-        HTTPClient(baseURL: testBaseURL, transport: transport) {
+        testClient(transport) {
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0)
             $0.hedging = nil
             if let clock { $0.clock = clock }
@@ -38,7 +47,7 @@ import Testing
         let server = Self.server()
         let transport = FaultInjectingTransport(wrapping: server)
         transport.inject(.resetAfterRead, when: { $0.method == .post })
-        let error = await #expect(throws: HTTPClientError.self) { try await Self.client(transport).send(CreateUser(user: User(id: 1, name: "Ada"))) }
+        let error = await #expect(throws: HTTPClientError.self) { try await Self.client(transport).send(PostUser()) }
         #expect(error?.code == .transportFailure)
         #expect(error?.transportFailure?.mayHaveReachedServer == true)
         #expect(server.requests.count == 1, "the server applied it once")
@@ -48,7 +57,7 @@ import Testing
     @Test func aRefusedConnectionIsKnownNotToHaveReachedTheServer() async throws {
         let transport = FaultInjectingTransport(wrapping: Self.server())
         transport.inject(.refuse, times: nil)
-        let error = await #expect(throws: HTTPClientError.self) { try await Self.client(transport).send(CreateUser(user: User(id: 1, name: "Ada"))) }
+        let error = await #expect(throws: HTTPClientError.self) { try await Self.client(transport).send(PostUser()) }
         #expect(error?.transportFailure?.kind == .connectionRefused)
         #expect(error?.transportFailure?.mayHaveReachedServer == false)
         #expect(transport.requestsThatReachedServer == 0)
@@ -58,7 +67,7 @@ import Testing
         let clock = ManualClock()
         let transport = FaultInjectingTransport(wrapping: Self.server(), clock: clock)
         transport.inject(.stall)
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) {
+        let client = testClient(transport) {
             $0.clock = clock
             $0.timeout = .seconds(5)
             $0.hedging = nil
@@ -76,7 +85,7 @@ import Testing
         let server = Self.server()
         let transport = FaultInjectingTransport(wrapping: server, clock: clock)
         transport.inject(.latency(.seconds(2)))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.timeout = .seconds(60); $0.hedging = nil }
+        let client = testClient(transport) { $0.timeout = .seconds(60); $0.hedging = nil }
         async let call = client.send(GetUser(id: "1"))
         await clock.waitForWakeUps(1)
         #expect(server.requests.count == 1, "the server computed the answer before the delay")
@@ -88,7 +97,7 @@ import Testing
         let transport = FaultInjectingTransport(wrapping: Self.server())
         transport.inject(.status(404, body: Data(#"{"error":"gone"}"#.utf8)))
         transport.inject(.truncate(keepingBytes: 3))
-        let client = HTTPClient(baseURL: testBaseURL, transport: transport) { $0.hedging = nil }
+        let client = testClient(transport) { $0.hedging = nil }
         let missing = await #expect(throws: HTTPClientError.self) { try await client.send(GetUser(id: "1")) }
         #expect(missing?.code == .serverError && missing?.response?.statusCode == 404)
         let cut = await #expect(throws: HTTPClientError.self) { try await client.send(GetUser(id: "1")) }

@@ -21,7 +21,7 @@ import MomentsHTTP
     }
 
     private func client(_ policy: RedirectPolicy = .sameOrigin) -> HTTPClient {
-        HTTPClient(baseURL: home.baseURL) {
+        HTTPClient.patient(baseURL: home.baseURL) {
             $0.redirectPolicy = policy
             $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider("SECRET123"))
             $0.defaultHeaders["Cookie"] = "session=COOKIE456"

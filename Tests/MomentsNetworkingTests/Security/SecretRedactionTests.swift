@@ -72,7 +72,7 @@ import MomentsHTTP
 /// GraphQL failure details travel as one payload.
 @Suite struct GraphQLFailurePayloadTests {
     @Test func errorsAndPartialDataComeTogether() async throws {
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: StubTransport { _ in
             jsonResponse(#"{"data":{"user":{"name":"Ada","id":1}},"errors":[{"message":"likes unavailable","path":["user","likes"]}]}"#)
         })
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(UserQuery(variables: .init(id: "1"))) }

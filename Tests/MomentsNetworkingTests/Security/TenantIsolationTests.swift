@@ -60,7 +60,7 @@ import MomentsHTTP
 
     @Test func concurrentRequestsWithDifferentTokensAreNotCoalesced() async throws {
         let server = TokenEchoServer()
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
         async let a = client.send(Endpoint<User>(.get, "/me").header("Authorization", "Bearer TOKEN_A"))
         #expect(await server.waitForRequests(1))
@@ -74,7 +74,7 @@ import MomentsHTTP
 
     @Test func tokensAddedByPerRequestMiddlewaresPartitionToo() async throws {
         let server = TokenEchoServer()
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
         async let a = client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-a")) })
         #expect(await server.waitForRequests(1))
@@ -88,7 +88,7 @@ import MomentsHTTP
 
     @Test func identicalRequestsWithTheSameTokenStillShareOneExchange() async throws {
         let server = TokenEchoServer()
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
             $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider("TOKEN_A"))
         }
 
@@ -113,7 +113,7 @@ import MomentsHTTP
         server.open()
         func client(_ token: String) throws -> HTTPClient {
             let cache = try DiskResponseCache(directory: directory.url)
-            return HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
+            return HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
                 $0.cache = cache
                 $0.cachePolicy = policy
                 $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token))
@@ -135,7 +135,7 @@ import MomentsHTTP
     @Test func aRequestThroughAMiddlewareThatMayAddCredentialsIsNeverCached() async throws {
         let server = TokenEchoServer()
         server.open()
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
             $0.cache = MemoryResponseCache()
             $0.cachePolicy = .localOrRemote
         }
@@ -152,7 +152,7 @@ import MomentsHTTP
         defer { directory.remove() }
         let server = TokenEchoServer()
         server.open()
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport) {
             $0.cache = try? DiskResponseCache(directory: directory.url)
             $0.cachePolicy = .localOrRemote
             $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider("SECRET123"))

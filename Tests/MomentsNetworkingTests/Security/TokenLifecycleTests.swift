@@ -23,7 +23,7 @@ import MomentsHTTP
             let token = String((request.headers["Authorization"] ?? "").dropFirst("Bearer ".count))
             return refused.contains(token) ? jsonResponse("{}", status: 401) : jsonResponse(#"{"name":"\#(token)","id":1}"#)
         }
-        let client = HTTPClient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
+        let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
             $0.authentication = AuthenticationMiddleware(provider: provider)
         }
         return (client, transport)

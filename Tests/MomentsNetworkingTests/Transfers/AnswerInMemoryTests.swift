@@ -16,7 +16,7 @@ import Testing
     }
 
     private func client(answering body: Data, limit: Int? = nil) -> HTTPClient {
-        HTTPClient(baseURL: testBaseURL, transport: StubTransport(statusCode: 200, body: body)) {
+        testClient(StubTransport(statusCode: 200, body: body)) {
             $0.maximumResponseSize = limit
         }
     }

@@ -14,7 +14,7 @@ import MomentsHTTP
     }
 
     func client(_ configure: @Sendable (inout HTTPClient.Configuration) -> Void = { _ in }) -> HTTPClient {
-        HTTPClient(baseURL: server.baseURL, transport: transport, configure: configure)
+        HTTPClient.patient(baseURL: server.baseURL, transport: transport, configure: configure)
     }
 
     @Test func sendsMethodPathQueryHeadersAndBody() async throws {
@@ -75,7 +75,7 @@ import MomentsHTTP
 
     @Test func aRefusedConnectionIsATransportFailure() async throws {
         defer { server.stop() }
-        let refused = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!, transport: transport)
+        let refused = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!, transport: transport)
 
         let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>(.get, "/json")) }
 
@@ -166,7 +166,7 @@ import MomentsHTTP
     @Test func aFormBodyIsPercentEncodedWithItsContentType() async throws {
         let server = try await ScriptServer(script: "Tools/fixture-server/fixture_server.py")
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.baseURL)
+        let client = HTTPClient.patient(baseURL: server.baseURL)
 
         let echo = try await client.send(Endpoint<Echo>(.post, "/echo").body(.formURLEncoded([
             (name: "user name", value: "Ada Lovelace"), (name: "q", value: "a&b=c+d/é"), (name: "empty", value: ""),

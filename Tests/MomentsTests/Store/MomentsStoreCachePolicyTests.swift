@@ -9,7 +9,7 @@ import MomentsCaching
     @Test func refreshPassesItsCachePolicyToTheService() async throws {
         let answer = Data(Fixtures.timelineAnswer.utf8)
         let transport = StubTransport(statusCode: 200, body: answer)
-        let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.cache = MemoryResponseCache() }
+        let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.cache = MemoryResponseCache() }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
 
         _ = try await store.refresh(userID: "0")

@@ -21,7 +21,7 @@ import Testing
 
         init() {
             transport = FaultInjectingTransport(wrapping: bff)
-            let client = HTTPClient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.hedging = nil }
+            let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.hedging = nil }
             store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: persistence)
         }
     }
