@@ -48,12 +48,18 @@ extension FileHandle {
 }
 
 extension Process {
-    /// Lets the child write no coverage profile: a child that is killed, interrupted or
-    /// starved of disk space leaves a torn profile, which would make the coverage merge
-    /// of `swift test --enable-code-coverage` fail.
+    /// Keeps the child's coverage profile out of `swift test --enable-code-coverage`'s
+    /// merge: a child that is killed, interrupted or starved of disk space leaves a torn
+    /// profile, which would make that merge fail. Under `Scripts/coverage.sh`
+    /// (`MOMENTS_CHILD_PROFILE_DIR` set) the child writes its own file there, which the
+    /// script merges leaving torn ones out; otherwise it writes none.
     public func discardingCoverageProfile() {
         var environment = self.environment ?? ProcessInfo.processInfo.environment
-        environment["LLVM_PROFILE_FILE"] = "/dev/null"
+        if let directory = ProcessInfo.processInfo.environment["MOMENTS_CHILD_PROFILE_DIR"], !directory.isEmpty {
+            environment["LLVM_PROFILE_FILE"] = directory + "/child-%p.profraw"
+        } else {
+            environment["LLVM_PROFILE_FILE"] = "/dev/null"
+        }
         self.environment = environment
     }
 }
