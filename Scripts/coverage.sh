@@ -12,7 +12,7 @@ children="$bin_dir/codecov-children"
 rm -rf "$children"
 mkdir -p "$children"
 log=/tmp/moments-coverage-tests.log
-if ! MOMENTS_CHILD_PROFILE_DIR="$PWD/$children" swift test --enable-code-coverage >"$log" 2>&1; then
+if ! MOMENTS_CHILD_PROFILE_DIR="$children" swift test --enable-code-coverage >"$log" 2>&1; then
     grep -E "✘|error:" "$log" | head -40
     echo "the suite failed (whole output: $log); no coverage is reported for a failing suite" >&2
     exit 1
