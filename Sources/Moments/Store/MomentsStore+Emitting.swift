@@ -22,9 +22,9 @@ extension MomentsStore {
     private func converge(_ userID: String) async {
         defer { convergence.tasks[userID] = nil }
         while let since = convergence.needed[userID] {
-            if let inFlight = refreshBook.inFlight[userID] {
+            if let phase = refreshBook.inFlight[userID] {
                 // A refresh sent after `since` (or not sent yet) settles it; an older one does not.
-                if inFlight.map({ $0 > since }) ?? true { convergence.needed[userID] = nil }
+                if phase.isAfter(since) { convergence.needed[userID] = nil }
                 _ = try? await refresh(userID: userID)
                 continue
             }

@@ -58,7 +58,7 @@ extension MomentsStore {
         }
         feed.publish(.refreshStarted(userID: userID))
         if !state.touch(userID) {
-            refreshBook.inFlight[userID] = .some(nil)
+            refreshBook.inFlight[userID] = .loading
             do {
                 _ = try await loadIfNeeded(userID)
             } catch {
@@ -67,7 +67,7 @@ extension MomentsStore {
             }
         }
         let started = instant
-        refreshBook.inFlight[userID] = started
+        refreshBook.inFlight[userID] = .sent(started)
         let request = beginRequest(at: started)
         defer { endRequest(request) }
         var last: MomentsDetails?

@@ -20,7 +20,7 @@ extension MomentsStore {
 
     /// What the store has in flight, for tests and diagnostics.
     package var diagnostics: String {
-        "activity \(activity.count), refreshes \(refreshBook.inFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == nil ? "(reading)" : "(sent)")" }), likes \(likeBook.chains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
+        "activity \(activity.count), refreshes \(refreshBook.inFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == .loading ? "(reading)" : "(sent)")" }), likes \(likeBook.chains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
             + "convergence \(convergence.needed.keys.sorted()) tasks \(convergence.tasks.keys.sorted()), loading \(refreshBook.loading.keys.sorted()), "
             + "writer busy \(writer.isBusy), flights \(refreshes.count), retired records \(state.retiredCount)"
     }

@@ -25,11 +25,28 @@ struct LikeBookkeeping {
     var contested: Set<LikeKey> = []
 }
 
+/// Where a refresh in flight is.
+enum RefreshPhase: Equatable {
+    /// Reading the persisted timeline first; nothing is sent yet.
+    case loading
+    /// Sent to the service at this instant.
+    case sent(StoreInstant)
+
+    /// Whether the refresh's answer is certainly computed after `instant`: it was sent
+    /// after it, or is not sent yet.
+    func isAfter(_ instant: StoreInstant) -> Bool {
+        switch self {
+        case .loading: true
+        case .sent(let sent): sent > instant
+        }
+    }
+}
+
 /// Refreshes and service requests in flight.
 struct RefreshBookkeeping {
-    /// Users with a refresh in flight: when it was sent (`nil` while it reads
-    /// persistence first). A user is here from the refresh's start to its end.
-    var inFlight: [String: StoreInstant?] = [:]
+    /// Users with a refresh in flight, and where it is. A user is here from the
+    /// refresh's start to its end.
+    var inFlight: [String: RefreshPhase] = [:]
     /// A refresh's persistence failure, thrown by that refresh once it has emitted.
     var persistenceFailures: [String: any Error] = [:]
     /// Timelines being read from persistence: later callers wait for the same read.
