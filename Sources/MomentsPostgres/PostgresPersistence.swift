@@ -135,7 +135,7 @@ public final class PostgresPersistence: MomentsPersistence, Sendable {
 
     /// Stops listening for other instances' changes (every ``sharedChanges()`` stream
     /// ends) and closes every connection, each once the call running on it has ended;
-    /// every later call throws ``PersistenceError/Code-swift.struct/closed``. Idempotent.
+    /// every later call throws `PersistenceError.Code.closed`. Idempotent.
     public func close() async {
         closed.withLock { $0 = true }
         listener.stop()

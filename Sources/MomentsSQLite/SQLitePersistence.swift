@@ -159,11 +159,11 @@ public actor SQLitePersistence: MomentsPersistence {
 
     /// `true`: each row keeps when the server computed it and no row is replaced by a
     /// value certainly computed before it, so several processes can share the file (see
-    /// ``MomentsPersistence/keepsConfirmationIntervals``).
+    /// `MomentsPersistence.keepsConfirmationIntervals`).
     public nonisolated var keepsConfirmationIntervals: Bool { true }
 
     /// Closes the database: its connection, file and locks are released, and every
-    /// later call throws ``PersistenceError/Code-swift.struct/closed``. The thread of
+    /// later call throws `PersistenceError.Code.closed`. The thread of
     /// its executor ends when the persistence is released. Idempotent.
     public func close() async {
         connection.close()

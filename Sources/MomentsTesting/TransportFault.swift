@@ -7,7 +7,7 @@ public import MomentsHTTP
 public enum TransportFault: Sendable {
     /// The answer comes `Duration` later (on the transport's clock); the request is
     /// passed on first, so the server has already computed it. Cancellation ends the
-    /// wait, and so does the request's deadline (``HTTPRequest/timeout``), with
+    /// wait, and so does the request's deadline (`HTTPRequest.timeout`), with
     /// `.timedOut`, as a real transport's would.
     case latency(Duration)
     /// The server answers with this status (and body) without doing anything: the
@@ -25,7 +25,7 @@ public enum TransportFault: Sendable {
     case resetAfterRead
     /// The server reads the request and never answers: the call waits until it is
     /// cancelled, or fails with `.timedOut` at the request's deadline
-    /// (``HTTPRequest/timeout``, on the transport's clock). The wrapped transport never
+    /// (`HTTPRequest.timeout`, on the transport's clock). The wrapped transport never
     /// sees it.
     case stall
     /// The wrapped transport's answer is cut after `keepingBytes` bytes of its body

@@ -71,7 +71,7 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// Opens (creating if needed) the directory on a thread of its own, never on one of
     /// Swift's cooperative threads: it makes the directory and removes stale temporary
-    /// files. Use it from async code; it is ``init(directory:)`` otherwise.
+    /// files. Use it from async code; it is ``init(directory:lockTimeout:)`` otherwise.
     ///
     /// - Throws: `PersistenceError` as ``init(directory:lockTimeout:)`` does.
     public static func open(directory: URL, lockTimeout: Duration = .seconds(5)) async throws -> JSONFilePersistence {

@@ -126,7 +126,7 @@ public actor HTTPClient {
     /// `HTTPClientError.Code.shutDown` and sends nothing. Requests in flight are let
     /// finish for at most `gracePeriod` on the configuration's clock; those still in
     /// flight then are cancelled (each fails with `HTTPClientError.Code.cancelled`).
-    /// Then the transport is shut down (``HTTPTransport/shutdown()``): when this returns,
+    /// Then the transport is shut down (`HTTPTransport.shutdown()`): when this returns,
     /// `CurlTransport`'s thread has ended and its connections are closed. Idempotent and
     /// safe from any task: a second call waits for the first to end.
     ///
