@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "MomentsObservability", dependencies: ["MomentsSupport"]),
         .target(name: "MomentsHTTP", dependencies: ["MomentsSupport"]),
         .target(name: "MomentsNetworking", dependencies: ["MomentsHTTP", "MomentsObservability", "MomentsSupport"]),
-        .target(name: "MomentsTesting", dependencies: ["MomentsHTTP", "MomentsSupport"]),
+        .target(name: "MomentsTesting", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsSupport"]),
         .target(name: "MomentsGraphQL", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking"]),
         .target(name: "MomentsCaching", dependencies: ["MomentsNetworking", "MomentsSupport"]),
         .target(name: "Moments", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsNetworking", "MomentsObservability", "MomentsSupport"]),

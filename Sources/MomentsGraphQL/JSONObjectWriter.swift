@@ -23,6 +23,12 @@ package struct JSONObjectWriter: Sendable {
     /// Adds the member `key` with the string `value`.
     package mutating func add(_ key: StaticString, _ value: String) {
         writeKey(key)
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    /// Appends `value` to `bytes` as a JSON string: quoted, with `"`, `\` and control
+    /// characters escaped.
+    package static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for unit in value.utf8 {
             switch unit {
@@ -30,9 +36,9 @@ package struct JSONObjectWriter: Sendable {
                 bytes.append(UInt8(ascii: "\\"))
                 bytes.append(unit)
             case 0..<0x20:
-                append("\\u00")
-                bytes.append(Self.hexDigits[Int(unit >> 4)])
-                bytes.append(Self.hexDigits[Int(unit & 0xF)])
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hexDigits[Int(unit >> 4)])
+                bytes.append(hexDigits[Int(unit & 0xF)])
             default:
                 bytes.append(unit)
             }

@@ -143,7 +143,7 @@ public final class FaultInjectingTransport: HTTPTransport {
     private func wait(until end: ContinuousClock.Instant?, deadline: ContinuousClock.Instant) async throws {
         let timesOut = end.map { deadline < $0 } ?? true
         do {
-            try await clock.sleep(until: timesOut ? deadline : end ?? deadline)
+            try await clock.sleep(until: min(end ?? deadline, deadline))
         } catch {
             throw HTTPClientError.cancelled()
         }

@@ -1,5 +1,6 @@
 import Foundation
 public import MomentsHTTP
+import MomentsGraphQL
 import MomentsSupport
 
 extension InMemoryBFF {
@@ -21,17 +22,18 @@ extension InMemoryBFF {
             let withLikes = body.bool("withLikes") ?? true
             answer = data.withLock { data in
                 data.queries += 1
-                return field(operation, of: timeline(userID, withLikes: withLikes, in: data))
+                return field(operation, of: timeline(userID, withLikes: withLikes, in: data), user: userID)
             }
         case "updateMomentLike":
             guard let userID = body.string("userID") else { return Self.missingVariable("userID") }
             guard let momentID = body.string("momentID") else { return Self.missingVariable("momentID") }
             guard let isLiked = body.bool("isLiked") else { return Self.missingVariable("isLiked") }
             answer = data.withLock { data in
-                guard data.users[userID] != nil else { return field(operation, of: nil, user: userID) }
-                data.mutations += 1
-                applyLike(isLiked, momentID: momentID, userID: userID, to: &data)
-                return field(operation, of: timeline(userID, withLikes: true, in: data))
+                if data.users[userID] != nil {
+                    data.mutations += 1
+                    applyLike(isLiked, momentID: momentID, userID: userID, to: &data)
+                }
+                return field(operation, of: timeline(userID, withLikes: true, in: data), user: userID)
             }
         default:
             return Self.json(400, #"{"errors":[{"message":\#(JSONText.string("unknown operation \(operation)"))}]}"#)
@@ -43,20 +45,17 @@ extension InMemoryBFF {
         return response
     }
 
-    /// The `data` envelope of `operation`'s root field, or the error of an unknown user.
-    private func field(_ operation: String, of value: String?, user: String = "") -> String {
+    /// The `data` envelope of `operation`'s root field, or, without a value, the error of
+    /// the unknown `user`.
+    private func field(_ operation: String, of value: String?, user: String) -> String {
         if let value { return #"{"data":{"\#(operation)":\#(value)}}"# }
         return #"{"data":null,"errors":[{"message":\#(JSONText.string("no user with id '\(user)'")),"path":["\#(operation)"]}]}"#
     }
 
-    private func field(_ operation: String, of timeline: (json: String?, user: String)) -> String {
-        field(operation, of: timeline.json, user: timeline.user)
-    }
-
     /// `userID`'s timeline as JSON, in the order of the SDK's selection; `nil` for an
     /// unknown user.
-    func timeline(_ userID: String, withLikes: Bool, in data: Contents) -> (json: String?, user: String) {
-        guard let owner = data.users[userID] else { return (nil, userID) }
+    func timeline(_ userID: String, withLikes: Bool, in data: Contents) -> String? {
+        guard let owner = data.users[userID] else { return nil }
         var json = #"{"userDetails":"# + Self.user(owner, background: true) + #","moments":["#
         for (index, momentID) in (data.timelines[userID] ?? []).enumerated() {
             guard let moment = data.moments[momentID] else { continue }
@@ -78,7 +77,7 @@ extension InMemoryBFF {
             }
             json += "}"
         }
-        return (json + "]}", userID)
+        return json + "]}"
     }
 
     private static func user(_ user: User, background: Bool) -> String {
@@ -99,22 +98,10 @@ extension InMemoryBFF {
 
 /// JSON text of Swift values.
 enum JSONText {
-    /// `value` as a JSON string, escaped as RFC 8259 requires.
+    /// `value` as a JSON string (`JSONObjectWriter`'s escaping).
     static func string(_ value: String) -> String {
-        var text = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text + "\""
+        var bytes: [UInt8] = []
+        JSONObjectWriter.appendQuoted(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
