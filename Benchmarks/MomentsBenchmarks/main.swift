@@ -76,6 +76,9 @@ if only?.contains("sdkprofile") == true {
         return last.map { [$0] } ?? []
     }
 }
+for kind in ["json", "sqlite"] where only?.contains("hostile-\(kind)") == true {
+    await attempt("hostile-\(kind)") { try await HostileAnswerBenchmark.run(persistence: kind) }
+}
 if only?.contains("storeprofile") == true { await attempt("storeprofile") { await StoreBenchmark.profile(seconds: Int(ProcessInfo.processInfo.environment["PROFILE_SECONDS"] ?? "") ?? 8) } }
 if only?.contains("fanoutprofile") == true { await attempt("fanoutprofile") { await FanOutBenchmark.profile(changes: 200_000) } }
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }

@@ -24,6 +24,30 @@ package enum AtomicFile {
     }
 
     package static func write(_ data: Data, to url: URL) throws(Failure) {
+        do {
+            try write(to: url) { (file: ChunkWriter) throws(Failure) in try file.write(data) }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(operation: "write", errno: EIO)  // unreachable: the writer throws only Failure
+        }
+    }
+
+    /// The file being written by ``write(to:_:)``: each chunk goes to disk as it comes,
+    /// so a large file never has to be whole in memory.
+    package struct ChunkWriter {
+        fileprivate let fd: Int32
+
+        /// Appends `data` to the file.
+        package func write(_ data: Data) throws(Failure) {
+            try writeAll(data, to: fd)
+        }
+    }
+
+    /// Writes `url` as ``write(_:to:)`` does, from the chunks `produce` writes in turn.
+    /// If `produce` throws (its error is rethrown as it is) or a write fails (a
+    /// ``Failure``), the temporary file is removed and `url` is left as it was.
+    package static func write(to url: URL, _ produce: (ChunkWriter) throws -> Void) throws {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -32,8 +56,8 @@ package enum AtomicFile {
         defer {
             if !closed { close(fd) }
         }
-        do throws(Failure) {
-            try writeAll(data, to: fd)
+        do {
+            try produce(ChunkWriter(fd: fd))
             guard fsync(fd) == 0 else { throw Failure(operation: "fsync", errno: errno) }
             closed = true
             guard close(fd) == 0 else { throw Failure(operation: "close", errno: errno) }

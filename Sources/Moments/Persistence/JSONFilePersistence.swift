@@ -236,29 +236,26 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     private func write(_ details: MomentsDetails, for userID: String) throws {
         let url = fileURL(for: userID)
-        let data: Data
         do {
-            data = try encodedFile(details, for: userID)
+            try AtomicFile.write(to: url) { file in try writeFile(details, for: userID, to: file) }
+        } catch let error as AtomicFile.Failure {
+            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID, reason: error.reason, underlyingError: error)
         } catch {
             throw PersistenceError(code: .invalidInput, location: url.path, userID: userID,
                                    reason: "the timeline cannot be encoded: \(error)", underlyingError: error)
         }
-        do {
-            try AtomicFile.write(data, to: url)
-        } catch {
-            throw PersistenceError(code: .ioFailure, location: url.path, userID: userID, reason: error.reason, underlyingError: error)
-        }
         index(details, for: userID)
     }
 
-    /// The file's bytes: what `JSONEncoder` makes of the whole ``TimelineFile``, made a
-    /// slice of moments at a time. The encoder builds a tree of the whole value before
-    /// writing it out; for a timeline of hundreds of thousands of moments that tree, not
-    /// the text, was most of the memory a save took.
-    private func encodedFile(_ details: MomentsDetails, for userID: String) throws -> Data {
+    /// Writes the file's bytes to `file`: what `JSONEncoder` makes of the whole
+    /// ``TimelineFile``, made and written a slice of moments at a time. The encoder builds
+    /// a tree of the whole value before writing it out, and the whole text would be a
+    /// second copy of the timeline: for hundreds of thousands of moments, either was more
+    /// memory than the timeline itself.
+    private func writeFile(_ details: MomentsDetails, for userID: String, to file: AtomicFile.ChunkWriter) throws {
         let checksum = ContentChecksum.of(details, userID: userID)
         guard details.moments.count > Self.momentsPerSlice else {
-            return try encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum))
+            return try file.write(encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum)))
         }
         let shell = try encoder.encode(TimelineFile(
             version: Self.formatVersion, userID: userID,
@@ -267,22 +264,20 @@ public actor JSONFilePersistence: MomentsPersistence {
         // A quote inside a string is escaped, so the key below appears only as the key.
         let emptyList = Data(#""moments":[]"#.utf8)
         guard let hole = shell.firstRange(of: emptyList) else {
-            return try encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum))
+            return try file.write(encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum)))
         }
-        var data = Data(shell[..<hole.lowerBound])
-        data.append(contentsOf: #""moments":["#.utf8)
+        try file.write(Data(shell[..<hole.lowerBound]) + Data(#""moments":["#.utf8))
         var start = details.moments.startIndex
         while start < details.moments.endIndex {
             let end = min(start + Self.momentsPerSlice, details.moments.endIndex)
-            let slice = try encoder.encode(Array(details.moments[start..<end]))
-            // The slice's elements, without its brackets.
-            if start > details.moments.startIndex { data.append(UInt8(ascii: ",")) }
-            data.append(slice.dropFirst().dropLast())
+            var slice = try encoder.encode(Array(details.moments[start..<end]))
+            // The slice's elements, without its brackets (a comma before all but the first).
+            slice.removeLast()
+            if start > details.moments.startIndex { slice[slice.startIndex] = UInt8(ascii: ",") } else { slice.removeFirst() }
+            try file.write(slice)
             start = end
         }
-        data.append(UInt8(ascii: "]"))
-        data.append(shell[hole.upperBound...])
-        return data
+        try file.write(Data("]".utf8) + shell[hole.upperBound...])
     }
 
     /// How many moments one call of the encoder encodes.

@@ -25,6 +25,11 @@ final class URLSessionExchange: Sendable {
         var deadline: UInt64?
         /// The destination file while the body is written to it.
         var download: DownloadFile?
+        /// Whether the task's end is the session's to bring: the delegate refused the
+        /// response (the session cancels the task itself), or the task completed. A
+        /// cancel of such a task, arriving after the session let go of it, kills the
+        /// process in FoundationNetworking ("a task that is not in the registry").
+        var taskEnding = false
     }
 
     private let task: URLSessionTask
@@ -34,12 +39,15 @@ final class URLSessionExchange: Sendable {
     private let progress: TransferProgressReporter?
     private let state = PThreadMutex(State())
     private let timer: DeadlineTimer
+    /// Set when the transport invalidates the task's session.
+    private let sessionInvalidated: PThreadMutex<Bool>
 
     init(
-        task: URLSessionTask, limit: Int?, expectsBody: Bool, timer: DeadlineTimer,
+        task: URLSessionTask, limit: Int?, expectsBody: Bool, timer: DeadlineTimer, sessionInvalidated: PThreadMutex<Bool>,
         destination: URL? = nil, progress: TransferProgressReporter? = nil
     ) {
         self.task = task
+        self.sessionInvalidated = sessionInvalidated
         self.timer = timer
         self.limit = limit
         self.expectsBody = expectsBody
@@ -79,9 +87,12 @@ final class URLSessionExchange: Sendable {
     }
 
     /// Takes the status and headers; returns whether to go on reading the body.
+    ///
+    /// On `false`, the delegate answers `.cancel` and the session cancels the task: the
+    /// exchange ends without cancelling it a second time.
     func receive(_ response: URLResponse) -> Bool {
         if let limit, response.expectedContentLength > Int64(limit) {
-            finish(throwing: .responseTooLarge(limit: limit, received: Int(response.expectedContentLength)))
+            refuse(with: .responseTooLarge(limit: limit, received: Int(response.expectedContentLength)))
             return false
         }
         guard let http = response as? HTTPURLResponse else { return true }
@@ -91,7 +102,7 @@ final class URLSessionExchange: Sendable {
             do throws(HTTPClientError) {
                 download = try DownloadFile(creating: destination)
             } catch {
-                finish(throwing: error)
+                refuse(with: error)
                 return false
             }
         }
@@ -145,6 +156,7 @@ final class URLSessionExchange: Sendable {
 
     func complete(error: (any Error)?) {
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, Result<HTTPResponse, HTTPClientError>) in
+            state.taskEnding = true
             guard !state.isFinished else { return (nil, .failure(.cancelled())) }
             state.isFinished = true
             if let token = state.deadline { timer.cancel(token) }
@@ -192,7 +204,15 @@ final class URLSessionExchange: Sendable {
         return headers
     }
 
-    /// Ends the exchange with `error` now, if it has not ended, and cancels the task.
+    /// Ends the exchange with `error`, the delegate having refused the response: the
+    /// session cancels the task itself.
+    private func refuse(with error: HTTPClientError) {
+        state.withLock { $0.taskEnding = true }
+        finish(throwing: error)
+    }
+
+    /// Ends the exchange with `error` now, if it has not ended, and cancels the task
+    /// unless its end is already the session's.
     func finish(throwing error: HTTPClientError) {
         let (wasRunning, continuation) = state.withLock { state -> (Bool, CheckedContinuation<HTTPResponse, any Error>?) in
             guard !state.isFinished else { return (false, nil) }
@@ -213,10 +233,15 @@ final class URLSessionExchange: Sendable {
     }
 
     /// `URLSessionTask.cancel()` hops synchronously onto the session's queue; calling it
-    /// from a cancellation handler can deadlock, so it is issued from another thread.
+    /// from a cancellation handler can deadlock, so it is issued from another thread. It
+    /// is not issued once the task's end is the session's (see `State.taskEnding`) or the
+    /// session was invalidated (which cancels every task itself).
     private func cancelTaskAsynchronously() {
         let task = self.task
-        DispatchQueue.global().async { task.cancel() }
+        DispatchQueue.global().async { [self] in
+            guard !state.withLock({ $0.taskEnding }), !sessionInvalidated.withLock({ $0 }) else { return }
+            task.cancel()
+        }
     }
 }
 

@@ -164,6 +164,7 @@ public final class URLSessionTransport: HTTPTransport {
             limit: request.maximumResponseSize,
             expectsBody: request.method != .head,
             timer: deadlines,
+            sessionInvalidated: isShutDown,
             destination: request.destination,
             progress: progress
         )
