@@ -337,24 +337,29 @@ final class CurlEventLoop: @unchecked Sendable {
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                   let entry = active[easy] else { continue }
+            // Counted out before its caller resumes: a caller whose send returned never
+            // finds its own request still in flight.
+            inFlight.subtract(1, ordering: .relaxed)
             entry.transfer.complete(moments_curl_message_result(message))
-            end(entry.transfer, entry.handle)
+            end(entry.transfer, entry.handle, countedOut: true)
             answered = true
         }
         return answered
     }
 
     /// Takes a transfer's handle out of the multi handle and keeps it for reuse.
-    private func end(_ transfer: CurlTransfer, _ handle: CurlHandle) {
+    private func end(_ transfer: CurlTransfer, _ handle: CurlHandle, countedOut: Bool = false) {
         active[handle.easy] = nil
         let origin = transfer.origin
         if let count = activePerOrigin[origin] { activePerOrigin[origin] = count > 1 ? count - 1 : nil }
         curl_multi_remove_handle(multi, handle.easy)
-        release(transfer, handle)
+        release(transfer, handle, countedOut: countedOut)
         startWaiting(after: origin)
     }
 
-    private func release(_ transfer: CurlTransfer, _ handle: CurlHandle) {
+    /// Keeps `handle` for reuse and counts the transfer out of ``requestsInFlight``
+    /// (unless `countedOut`: already done).
+    private func release(_ transfer: CurlTransfer, _ handle: CurlHandle, countedOut: Bool = false) {
         transfer.easy = nil
         // The handle must not point at the transfer once it is gone.
         _ = moments_curl_easy_setopt_pointer(handle.easy, CURLOPT_WRITEDATA, nil)
@@ -365,7 +370,7 @@ final class CurlEventLoop: @unchecked Sendable {
         } else {
             handle.close()
         }
-        inFlight.subtract(1, ordering: .relaxed)
+        if !countedOut { inFlight.subtract(1, ordering: .relaxed) }
     }
 }
 

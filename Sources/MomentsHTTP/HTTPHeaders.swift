@@ -106,26 +106,33 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// Whether a field of this name may carry a credential and must never be logged.
+    ///
+    /// Asked of every header of every request: it reads the name's bytes in place, without
+    /// lowering a copy of it. ("authorization" and "proxy-authorization" hold "auth".)
     package static func isSensitive(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        if lowered == "authorization" || lowered == "proxy-authorization" { return true }
-        let bytes = Array(lowered.utf8)
-        return sensitiveFragments.contains { fragment in Self.bytes(bytes, contain: fragment) }
+        name.utf8.withContiguousStorageIfAvailable { bytes in
+            sensitiveFragments.contains { Self.bytes(bytes, containIgnoringASCIICase: $0) }
+        } ?? isSensitive(String(decoding: Array(name.utf8), as: UTF8.self))
     }
 
     private static let sensitiveFragments: [[UInt8]] = ["auth", "token", "cookie", "key", "secret", "password", "session"]
         .map { Array($0.utf8) }
 
-    /// Substring search on bytes: Foundation's `String.contains(_:)` goes through
-    /// `NSString` on Linux and costs microseconds per call on every request.
-    private static func bytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
+    /// Substring search on bytes, `haystack` read as if lowercased (ASCII): Foundation's
+    /// `String.contains(_:)` goes through `NSString` on Linux and costs microseconds per
+    /// call on every request.
+    private static func bytes(_ haystack: UnsafeBufferPointer<UInt8>, containIgnoringASCIICase needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+        for start in 0...(haystack.count - needle.count) where lowered(haystack[start]) == needle[0] {
             var index = 1
-            while index < needle.count, haystack[start + index] == needle[index] { index += 1 }
+            while index < needle.count, lowered(haystack[start + index]) == needle[index] { index += 1 }
             if index == needle.count { return true }
         }
         return false
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }
 

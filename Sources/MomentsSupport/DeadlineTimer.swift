@@ -58,12 +58,18 @@ package final class DeadlineTimer: Sendable {
 
     package var pendingCount: Int { state.withLock { $0.actions.count } }
 
+    /// Sets the one wake-up to `deadline`: the dispatch timer made for the first one is
+    /// set again each time (a one-shot timer that fired stays, idle, until set again),
+    /// not cancelled and made anew.
     private func startWaker(at deadline: ContinuousClock.Instant, in state: inout State) {
-        state.waker?.cancel()
         state.wakerDeadline = deadline
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let (seconds, attoseconds) = remaining.components
         let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        if let waker = state.waker {
+            waker.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+            return
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [weak self] in self?.fire() }
@@ -87,7 +93,6 @@ package final class DeadlineTimer: Sendable {
                 state.actions[first.id] = nil
                 due.append(action)
             }
-            state.waker = nil
             state.wakerDeadline = nil
             if let next = state.heap.first { startWaker(at: next.deadline, in: &state) }
             return due

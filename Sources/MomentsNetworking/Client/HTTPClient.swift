@@ -45,6 +45,8 @@ public actor HTTPClient {
     nonisolated let baseURLPrefix: String
     /// The stages every call's requests go through, outermost first.
     nonisolated let pipeline: CallPipeline
+    /// The URL of the last path without a query that a call went to.
+    nonisolated let lastURL = PThreadMutex<(path: String, url: URL)?>(nil)
     /// Where the client reads the time.
     nonisolated var clock: any MomentsClock { configuration.clock }
 
@@ -233,6 +235,15 @@ public actor HTTPClient {
     }
 
     private nonisolated func makeURL(path: String, query: [URLQueryItem]) throws -> URL {
+        // Most calls go to the path the one before went to (every GraphQL call to
+        // "/graphql"): its URL is made once, not parsed again on every call.
+        if query.isEmpty, let known = lastURL.withLock({ $0?.path == path ? $0?.url : nil }) { return known }
+        let url = try parseURL(path: path, query: query)
+        if query.isEmpty { lastURL.withLock { $0 = (path, url) } }
+        return url
+    }
+
+    private nonisolated func parseURL(path: String, query: [URLQueryItem]) throws -> URL {
         let separator = path.hasPrefix("/") ? "" : "/"
         guard var components = URLComponents(string: baseURLPrefix + separator + path) else {
             throw HTTPClientError.invalidRequest("the path '\(path)' does not form a valid URL; place identifiers with \"\\(segment: id)\"")

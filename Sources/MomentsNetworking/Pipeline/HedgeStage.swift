@@ -31,6 +31,16 @@ struct HedgeStage: CallStage {
         }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addImmediateTask { await attempt(call) }
+            if let ended = race.takeIfPosted() {
+                // The attempt ended before it ever waited (an answer from memory): there is
+                // nothing to hedge, and no wake-up to set.
+                if Task.isCancelled { throw HTTPClientError.cancelled() }
+                switch ended {
+                case .answer(let response): return response
+                case .failed(let error): throw error
+                case .delayEnded: break
+                }
+            }
             let timer = clock.wake(at: clock.now + delay) { race.post(.delayEnded) }
             defer {
                 timer.cancel()

@@ -35,16 +35,20 @@ struct RequestIdentity: Hashable, Sendable {
 /// The names of the headers that carry identity, compared without case.
 struct IdentityHeaderNames: Sendable {
     private let names: Set<String>
+    /// Whether a name in `names` is not already sensitive by its own words.
+    private let hasConfiguredNames: Bool
 
     init(configured: [String], authenticationHeader: String?) {
         var names = Set(["authorization", "cookie", "proxy-authorization"])
         for name in configured { names.insert(name.lowercased()) }
         if let authenticationHeader { names.insert(authenticationHeader.lowercased()) }
         self.names = names
+        self.hasConfiguredNames = names.contains { !HTTPHeaders.isSensitive($0) }
     }
 
     func contains(_ name: String) -> Bool {
-        names.contains(name.lowercased()) || HTTPHeaders.isSensitive(name)
+        // Every name the set holds by default is sensitive: only configured ones need the set.
+        HTTPHeaders.isSensitive(name) || (hasConfiguredNames && names.contains(name.lowercased()))
     }
 }
 

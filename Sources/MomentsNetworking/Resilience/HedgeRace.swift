@@ -38,6 +38,11 @@ final class HedgeRace: Sendable {
     /// The oldest event not yet taken, waiting for one if there is none. Only one call
     /// waits at a time. An attempt under way ends when its task is cancelled, so the
     /// caller's cancellation reaches this wait as that attempt's failure.
+    /// The first event posted and not yet taken, without waiting.
+    func takeIfPosted() -> Event? {
+        state.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
+    }
+
     func next() async -> Event {
         if let event = state.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) { return event }
         return await withCheckedContinuation { continuation in

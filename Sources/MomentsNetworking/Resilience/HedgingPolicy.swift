@@ -40,6 +40,7 @@ struct LatencyTracker: Sendable {
     private var next = 0
     private var sinceComputed = 0
     private var cached: (quantile: Double, value: Duration)?
+    private var scratch: [Duration] = []
     static let capacity = 256
     static let minimumSamples = 20
 
@@ -57,10 +58,35 @@ struct LatencyTracker: Sendable {
     mutating func value(at quantile: Double) -> Duration? {
         guard samples.count >= Self.minimumSamples else { return nil }
         if let cached, cached.quantile == quantile, sinceComputed < 32 { return cached.value }
-        let sorted = samples.sorted()
-        let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * quantile).rounded(.up)) - 1))
-        cached = (quantile, sorted[index])
+        let index = min(samples.count - 1, max(0, Int((Double(samples.count) * quantile).rounded(.up)) - 1))
+        // The index-th smallest sample, selected in a copy kept for the purpose (no sort,
+        // and no allocation once the copy has grown).
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: samples)
+        let value = Self.select(index, in: &scratch)
+        cached = (quantile, value)
         sinceComputed = 0
-        return sorted[index]
+        return value
+    }
+
+    /// The `k`-th smallest element of `values` (0-based), which it reorders: Hoare's
+    /// selection, a middle pivot.
+    static func select(_ k: Int, in values: inout [Duration]) -> Duration {
+        var low = 0, high = values.count - 1
+        while low < high {
+            let pivot = values[(low + high) / 2]
+            var left = low, right = high
+            while left <= right {
+                while values[left] < pivot { left += 1 }
+                while pivot < values[right] { right -= 1 }
+                if left <= right {
+                    values.swapAt(left, right)
+                    left += 1
+                    right -= 1
+                }
+            }
+            if k <= right { high = right } else if k >= left { low = left } else { return values[k] }
+        }
+        return values[k]
     }
 }
