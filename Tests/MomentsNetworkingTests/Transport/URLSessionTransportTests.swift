@@ -137,10 +137,20 @@ import MomentsHTTP
     @Test func cancellationRacingCompletionNeverHangs() async throws {
         defer { server.stop() }
         let client = client { $0.timeout = .seconds(5) }
+        // The cancellations land from before the request leaves to after its answer: the
+        // delays span twice a round trip as this machine takes it now (a fixed range was
+        // all "before" on a loaded machine, where a round trip took longer than it).
+        var roundTrips: [Duration] = []
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            _ = try await client.send(Endpoint<Data>(.get, "/json"))
+            roundTrips.append(ContinuousClock.now - started)
+        }
+        let roundTrip = roundTrips.sorted()[2]
         var outcomes = (values: 0, cancelled: 0)
         for round in 0..<2_000 {
             let task = Task { try await client.send(Endpoint<Data>(.get, "/json")) }
-            if round % 4 != 0 { try await Task.sleep(for: .microseconds(round % 7 * 150)) }
+            if round % 4 != 0 { try await Task.sleep(for: roundTrip * (round % 7) / 3) }
             task.cancel()
             switch await task.result {
             case .success(let body):
