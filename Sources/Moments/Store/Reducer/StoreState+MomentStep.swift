@@ -151,9 +151,8 @@ extension StoreState {
         moments.withUnsafeBufferPointer { moments in
             records.withUnsafeBufferPointer { records in
                 for index in moments.indices {
-                    // The array holds the record for the whole call: borrowed, not retained.
-                    let absorbed = (pinnedID == nil || moments[index].id != pinnedID) && Unmanaged.passUnretained(records[index])
-                        ._withUnsafeGuaranteedRef { $0.absorbIfUnchanged(moments[index], evidence: evidence) }
+                    let absorbed = (pinnedID == nil || moments[index].id != pinnedID)
+                        && records[index].absorbIfUnchanged(moments[index], evidence: evidence)
                     if !absorbed { others.append(index) }
                 }
             }
