@@ -110,9 +110,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// Asked of every header of every request: it reads the name's bytes in place, without
     /// lowering a copy of it. ("authorization" and "proxy-authorization" hold "auth".)
     package static func isSensitive(_ name: String) -> Bool {
-        name.utf8.withContiguousStorageIfAvailable { bytes in
-            sensitiveFragments.contains { Self.bytes(bytes, containIgnoringASCIICase: $0) }
-        } ?? isSensitive(String(decoding: Array(name.utf8), as: UTF8.self))
+        var name = name
+        return name.withUTF8 { bytes in sensitiveFragments.contains { Self.bytes(bytes, containIgnoringASCIICase: $0) } }
     }
 
     private static let sensitiveFragments: [[UInt8]] = ["auth", "token", "cookie", "key", "secret", "password", "session"]

@@ -66,15 +66,17 @@ package final class DeadlineTimer: Sendable {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let (seconds, attoseconds) = remaining.components
         let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        if let waker = state.waker {
-            waker.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
-            return
-        }
+        let waker = state.waker ?? makeWaker()
+        waker.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        state.waker = waker
+    }
+
+    /// The dispatch timer that runs ``fire()``, made (and resumed) once, unset.
+    private func makeWaker() -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [weak self] in self?.fire() }
         timer.resume()
-        state.waker = timer
+        return timer
     }
 
     private func fire() {

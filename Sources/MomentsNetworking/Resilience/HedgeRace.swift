@@ -35,16 +35,16 @@ final class HedgeRace: Sendable {
         waiter?.resume(returning: event)
     }
 
-    /// The oldest event not yet taken, waiting for one if there is none. Only one call
-    /// waits at a time. An attempt under way ends when its task is cancelled, so the
-    /// caller's cancellation reaches this wait as that attempt's failure.
-    /// The first event posted and not yet taken, without waiting.
+    /// The oldest event not yet taken, if one was posted, without waiting.
     func takeIfPosted() -> Event? {
         state.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
     }
 
+    /// The oldest event not yet taken, waiting for one if there is none. Only one call
+    /// waits at a time. An attempt under way ends when its task is cancelled, so the
+    /// caller's cancellation reaches this wait as that attempt's failure.
     func next() async -> Event {
-        if let event = state.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) { return event }
+        if let event = takeIfPosted() { return event }
         return await withCheckedContinuation { continuation in
             let event = state.withLock { state -> Event? in
                 if !state.events.isEmpty { return state.events.removeFirst() }
