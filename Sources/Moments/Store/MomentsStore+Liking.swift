@@ -46,85 +46,50 @@ extension MomentsStore {
         }
     }
 
-    /// Shows the like to its liker at once, if their timeline holds the moment; returns
-    /// the intent's generation (`nil` when nothing was shown).
-    private func showIntent(_ isLiked: Bool, momentID: String, userID: String) async throws -> Int? {
-        guard try await loadIfNeeded(userID), state.timeline(of: userID, holds: momentID), let owner = state.timelines[userID] else {
-            return nil
-        }
-        likeBook.calls += 1
-        let intent = LikeIntent(isLiked: isLiked, liker: Moment.LikedUser(id: userID, avatar: owner.userDetails.avatar), generation: likeBook.calls)
-        // Shown to the liker alone: other users see it once the server confirms it.
-        if state.setIntent(intent, on: momentID) {
-            publishMoment(momentID, likedBy: userID, phase: .optimistic, audience: .only(userID))
-            publishSnapshots(to: [userID])
-        }
-        return likeBook.calls
-    }
-
     private func performSetLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
         beginActivity()
         defer { endActivity() }
-        let key = LikeKey(userID: userID, momentID: momentID)
-        likeBook.inFlightPerUser[userID, default: 0] += 1
-        defer {
-            likeBook.inFlightPerUser[userID, default: 1] -= 1
-            if likeBook.inFlightPerUser[userID] == 0 { likeBook.inFlightPerUser[userID] = nil }
-        }
-        let generation = try await showIntent(isLiked, momentID: momentID, userID: userID)
-
-        let requestID = beginRequest(at: instant)
-        defer { endRequest(requestID) }
-        let previous = likeBook.chains[key]
-        let link = Latch()
-        likeBook.chains[key] = link
-        let result: Result<(MomentsAnswer, StoreInstant), any Error>
-        var sent = false
-        // The request runs in the caller's task; the previous call's request must end first.
-        await previous?.wait()
+        let call = nextNumber()
+        act(.likeAsked(call, userID: userID, momentID: momentID, isLiked: isLiked))
+        var ended = false
+        defer { if !ended { act(.likeEnded(call, .notSent, reading: nil)) } }
+        _ = try await loadIfNeeded(userID)
+        act(.likeReady(call))
+        // The request runs in the caller's task; the chain's calls before it end first.
+        await waitForTurn(call)
+        let outcome: StoreCore.LikeOutcome
+        var failure: any Error = CancellationError()
+        var answer: MomentsAnswer?
         if Task.isCancelled {
-            result = .failure(CancellationError())
+            outcome = .notSent
         } else {
-            let started = instant
-            sent = true
+            let sent = instant
             do {
-                result = .success((try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID), started))
+                let received = try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID)
+                answer = received
+                outcome = .answered(received, sent: sent)
             } catch {
-                result = .failure(error)
+                failure = error
+                outcome = .failed(mayHaveReachedServer: Self.mayHaveReachedServer(error))
             }
         }
-        link.open()
-
-        switch result {
-        case .success(let (answer, started)):
-            let applied: StoreState.Applied
-            do {
-                (applied, _) = try apply(answer, for: userID, callStarted: started, likeOf: momentID)
-            } catch {
-                endLike(key, link: link, generation: generation, failed: true)
-                throw error
-            }
-            endLike(key, link: link, generation: generation, failed: false, answerChangedLikersView: applied.likersViewChanged)
-            if applied.needsConvergence { scheduleConvergence(userID, since: instant) }
-            let ticket = writer.enqueue(applied.batch)
-            await invalidateCachedTimelines(holding: momentID, liker: userID)
-            // Untraced (the common case), the writer is awaited without the span's frame.
-            if instruments.isTracing {
-                try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.wait(for: ticket) }
-            } else {
-                try await writer.wait(for: ticket)
-            }
-            return state.displayedTimeline(userID) ?? answer.details
-        case .failure(let error):
-            endLike(key, link: link, generation: generation, failed: true)
-            if sent, Self.mayHaveReachedServer(error) {
-                // The server may have applied the like and lost its answer: only the
-                // server can say, so a refetch sent after this failure settles it.
-                debug("the like of \(momentID) failed after it may have reached the server; refetching", userID: userID)
-                scheduleConvergence(userID, since: instant)
-            }
-            throw error
+        ended = true
+        let now = instant
+        let reading = keepsConfirmationIntervals && answer != nil
+            ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
+        let performed = act(.likeEnded(call, outcome, reading: reading), at: now)
+        if let refusal = performed.refusal { throw refusal }
+        guard let answer else { throw failure }
+        if let invalidation = performed.invalidation {
+            await invalidateCachedTimelines(holding: invalidation.momentID, liker: invalidation.liker)
         }
+        // Untraced (the common case), the writer is awaited without the span's frame.
+        if instruments.isTracing {
+            try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.wait(for: performed.ticket) }
+        } else {
+            try await writer.wait(for: performed.ticket)
+        }
+        return state.displayedTimeline(userID) ?? answer.details
     }
 
     /// Whether a like that failed with `error` may have been applied by the server: every
@@ -136,31 +101,6 @@ extension MomentsStore {
         case .invalidRequest, .circuitOpen, .overloaded, .shutDown: return false
         default: return true
         }
-    }
-
-    /// Ends one like call: its chain link, and its intent unless a later call replaced it
-    /// (emitting the confirmed value, or the rollback).
-    private func endLike(_ key: LikeKey, link: Latch, generation: Int?, failed: Bool, answerChangedLikersView: Bool = false) {
-        if likeBook.chains[key] === link { likeBook.chains[key] = nil }
-        if failed, likeBook.deferred.remove(key) != nil {
-            // An answer's difference was waiting on this like, which may or may not have
-            // reached the server: only the server can settle it.
-            scheduleConvergence(key.userID, since: instant)
-        } else if likeBook.chains[key] == nil {
-            likeBook.deferred.remove(key)
-        }
-        if likeBook.chains[key] == nil, likeBook.contested.remove(key) != nil {
-            debug("the like of \(key.momentID) by \(key.userID) was contested by another instance; refetching", userID: key.userID)
-            scheduleConvergence(state.holders(of: key.momentID).min() ?? key.userID, since: instant)
-        }
-        let (removed, changed) = generation.map { state.removeIntent(key.userID, from: key.momentID, generation: $0) } ?? (false, false)
-        if removed {
-            publishMoment(key.momentID, likedBy: key.userID, phase: failed ? .rolledBack : .confirmed, audience: .only(key.userID))
-        } else if answerChangedLikersView {
-            // A later call's like is still shown on top of what the answer changed.
-            publishMoment(key.momentID, likedBy: key.userID, phase: .optimistic, audience: .only(key.userID))
-        }
-        if changed || answerChangedLikersView { publishSnapshots(to: [key.userID]) }
     }
 
     private func invalidateCachedTimelines(holding momentID: String, liker: String) async {

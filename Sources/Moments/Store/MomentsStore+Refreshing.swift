@@ -51,14 +51,13 @@ extension MomentsStore {
 
     private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
         beginActivity()
+        var request: StoreCore.RequestID?
         defer {
-            refreshBook.inFlight[userID] = nil
-            if !refreshBook.persistenceFailures.isEmpty { refreshBook.persistenceFailures[userID] = nil }
+            act(.refreshEnded(userID: userID, request: request))
+            if !persistenceFailures.isEmpty { persistenceFailures[userID] = nil }
             endActivity()
         }
-        feed.publish(.refreshStarted(userID: userID))
-        if !state.touch(userID) {
-            refreshBook.inFlight[userID] = .loading
+        if act(.refreshBegan(userID: userID)).needsLoad {
             do {
                 _ = try await loadIfNeeded(userID)
             } catch {
@@ -67,25 +66,25 @@ extension MomentsStore {
             }
         }
         let started = instant
-        refreshBook.inFlight[userID] = .sent(started)
-        let request = beginRequest(at: started)
-        defer { endRequest(request) }
+        let number = nextNumber()
+        request = number
+        act(.refreshSent(userID: userID, request: number), at: started)
         var last: MomentsDetails?
         do {
             if cachePolicy == .localThenRemote {
                 try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes) { answer in
-                    try await self.receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
+                    try await self.receiveRefreshAnswer(answer, for: userID, sent: started, cachePolicy: cachePolicy)
                 }
             } else {
                 let answer = try await service.refreshAnswer(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes)
-                try await receiveRefreshAnswer(answer, for: userID, callStarted: started, cachePolicy: cachePolicy)
+                try await receiveRefreshAnswer(answer, for: userID, sent: started, cachePolicy: cachePolicy)
             }
             last = state.displayedTimeline(userID)
         } catch {
             feed.publish(.refreshFailed(userID: userID, error: error))
             throw error
         }
-        if !refreshBook.persistenceFailures.isEmpty, let failure = refreshBook.persistenceFailures[userID] {
+        if !persistenceFailures.isEmpty, let failure = persistenceFailures[userID] {
             feed.publish(.refreshFailed(userID: userID, error: failure))
             throw failure
         }
@@ -98,80 +97,31 @@ extension MomentsStore {
         return last
     }
 
-    private func receiveRefreshAnswer(
-        _ answer: MomentsAnswer, for userID: String, callStarted: StoreInstant, cachePolicy: CachePolicy
-    ) async throws {
-        let (applied, evidence) = try apply(answer, for: userID, callStarted: callStarted, likeOf: nil)
-        if applied.needsConvergence {
-            switch answer.origin {
-            case .server: scheduleConvergence(userID, since: evidence.received)
-            // A cached answer is settled by the network when the policy allows it.
-            case .cache where cachePolicy == .localOrRemote: scheduleConvergence(userID, since: evidence.received)
-            case .cache: break
-            }
-        }
+    private func receiveRefreshAnswer(_ answer: MomentsAnswer, for userID: String, sent: StoreInstant, cachePolicy: CachePolicy) async throws {
+        let now = instant
+        let reading = keepsConfirmationIntervals && answer.origin != .cache
+            ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
+        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, cachePolicy: cachePolicy, reading: reading), at: now)
+        if let refusal = performed.refusal { throw refusal }
         do {
             // Untraced (the common case), the writer is awaited without the span's frame.
             if instruments.isTracing {
-                try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.write(applied.batch) }
+                try await TraceContext.span("moments.persistence.save", tracer: instruments.tracer) { _ in try await writer.wait(for: performed.ticket) }
             } else {
-                try await writer.write(applied.batch)
+                try await writer.wait(for: performed.ticket)
             }
         } catch {
-            refreshBook.persistenceFailures[userID] = error
+            persistenceFailures[userID] = error
         }
     }
 
-    // MARK: - Applying answers
-
-    /// Applies an answer under the ordering rule and emits what changed; returns what to
-    /// persist and settle.
-    func apply(
-        _ answer: MomentsAnswer, for userID: String, callStarted: StoreInstant, likeOf momentID: String?
-    ) throws -> (StoreState.Applied, Evidence) {
-        let now = instant
-        let evidence: Evidence
-        let source: StoreState.Source
-        switch answer.origin {
-        case .server(let sentAt):
-            evidence = Evidence(sent: sentAt.map(StoreInstant.init) ?? callStarted, received: now)
-            source = .server(likeOf: momentID)
-        case .cache:
-            evidence = .ofUnknownAge(receivedAt: now)
-            source = .cache
-        }
-        let likeChains = likeBook.chains
-        var applied = try state.apply(answer.details, for: userID, evidence: evidence, source: source) { likeChains[$0] != nil }
-        if logsDebug { debugApplied(answer, for: userID, likeOf: momentID, evidence: evidence, applied: applied) }
-        if source != .cache, keepsConfirmationIntervals {
-            let reading = ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2)
-            if let momentID {
-                state.addLikeConfirmation(of: momentID, by: userID, in: answer.details, evidence: evidence,
-                                          to: &applied.batch, reading: reading)
-            }
-            applied.batch.confirmedWithin = state.confirmation(of: applied.batch, answer: evidence, reading: reading)
-        }
-        likeBook.deferred.formUnion(applied.deferredLikers)
-        likeBook.contested.formUnion(applied.contestedLikers)
-        publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID)
-        evictIfNeeded(sparing: userID)
-        return (consume applied, evidence)
-    }
-
-    /// A debug record of what applying `answer` did.
-    private func debugApplied(_ answer: MomentsAnswer, for userID: String, likeOf momentID: String?, evidence: Evidence, applied: StoreState.Applied) {
-        debug("applied \(momentID.map { "the answer to a like of \($0)" } ?? "a timeline") from \(answer.origin): "
-              + answer.details.moments.map { "\(confirmedLikers($0.id))\(shownIsLiked($0.id, of: userID)) (answer \(($0.likes ?? []).map(\.id).joined(separator: ","))\($0.isLiked == true ? "*" : ""))" }.joined(separator: " ")
-              + " [\(evidence)]" + (applied.needsConvergence ? "; refetching" : "")
-              + (applied.batch.moments.isEmpty ? "" : "; writing \(applied.batch.moments.keys.sorted())") + (applied.batch.timelines.isEmpty ? "" : " and the timeline"),
-              userID: userID)
-    }
+    // MARK: - Reading back
 
     /// The timeline from memory, or loaded from persistence once; whether there is one.
     /// Callers arriving while it loads wait until it is applied.
     func loadIfNeeded(_ userID: String) async throws -> Bool {
-        if state.touch(userID) { return true }
-        if let running = refreshBook.loading[userID] { return try await running.value }
+        if core.markUsed(userID) { return true }
+        if let running = loading[userID] { return try await running.value }
         let persistence = self.persistence
         let writer = self.writer
         let task = Task { () async throws -> Bool in
@@ -179,18 +129,14 @@ extension MomentsStore {
             let loaded = try await persistence.load(userID: userID)
             return try self.applyLoaded(loaded, for: userID)
         }
-        refreshBook.loading[userID] = task
-        defer { refreshBook.loading[userID] = nil }
+        loading[userID] = task
+        defer { loading[userID] = nil }
         return try await task.value
     }
 
     private func applyLoaded(_ loaded: MomentsDetails?, for userID: String) throws -> Bool {
-        if state.timelines[userID] != nil { return true }
-        guard let loaded else { return false }
-        let applied = try state.apply(loaded, for: userID, evidence: .ofUnknownAge(receivedAt: instant), source: .persisted) { _ in false }
-        publish(applied, for: userID, likedBy: nil, likedMoment: nil)
-        evictIfNeeded(sparing: userID)
-        return true
+        if let refusal = act(.loaded(userID: userID, details: loaded)).refusal { throw refusal }
+        return state.timelines[userID] != nil
     }
 
     func loadForSubscriber(_ userID: String) async {

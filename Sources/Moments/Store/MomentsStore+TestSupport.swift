@@ -10,9 +10,8 @@ extension MomentsStore {
         state.records.mapValues(\.value)
     }
 
-
     /// How many `setLike` calls of `userID` have begun and not returned (for tests).
-    package func likeCallsInFlight(for userID: String) -> Int { likeBook.inFlightPerUser[userID] ?? 0 }
+    package func likeCallsInFlight(for userID: String) -> Int { core.likeCallsInFlight(of: userID) }
 
     /// Whether nothing is in flight now (no refresh, like, refetch or write), without
     /// waiting (for tests that poll).
@@ -20,8 +19,8 @@ extension MomentsStore {
 
     /// What the store has in flight, for tests and diagnostics.
     package var diagnostics: String {
-        "activity \(activity.count), refreshes \(refreshBook.inFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == .loading ? "(reading)" : "(sent)")" }), likes \(likeBook.chains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
-            + "convergence \(convergence.needed.keys.sorted()) tasks \(convergence.tasks.keys.sorted()), loading \(refreshBook.loading.keys.sorted()), "
+        "activity \(activity.count), refreshes \(core.refreshes.inFlight.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value == .loading ? "(reading)" : "(sent)")" }), likes \(core.likes.chains.keys.map { "\($0.userID)/\($0.momentID)" }.sorted()), "
+            + "settling \(core.settling.needed.keys.sorted()) running \(core.settling.running.sorted()), loading \(loading.keys.sorted()), "
             + "writer busy \(writer.isBusy), flights \(refreshes.count), retired records \(state.retiredCount)"
     }
 }

@@ -78,22 +78,26 @@ public actor MomentsStore {
     /// Whether batches carry when the server confirmed them (see
     /// ``MomentsPersistence/keepsConfirmationIntervals``).
     let keepsConfirmationIntervals: Bool
-    /// Whether debug records are made (a log handler is set and the level lets them
-    /// through): checked before one is built, on every answer.
-    let logsDebug: Bool
     let snapshots: SubscriberRegistry<MomentsDetails>
     let feed: ChangeFeed
     /// The store's spans and figures.
     let instruments: StoreInstruments
     let refreshes = SharedCall<String, MomentsDetails>()
 
-    let state: StoreState
-    /// Likes in flight (see ``LikeBookkeeping``).
-    var likeBook = LikeBookkeeping()
-    /// Refreshes and requests in flight (see ``RefreshBookkeeping``).
-    var refreshBook = RefreshBookkeeping()
-    /// Timelines the server must settle (see ``ConvergenceBookkeeping``).
-    var convergence = ConvergenceBookkeeping()
+    /// Every decision: the store feeds it events and performs its actions.
+    var core: StoreCore
+    /// The state as the core keeps it, for reading.
+    var state: StoreState { core.state }
+    /// Numbers like calls and requests (one counter for both).
+    var lastNumber = 0
+    /// Like calls waiting for their turn in their chain.
+    var likeTurns: [StoreCore.CallID: CheckedContinuation<Void, Never>] = [:]
+    /// Like calls whose turn came before they waited for it.
+    var likeTurnsGiven: Set<StoreCore.CallID> = []
+    /// A refresh's persistence failure, thrown by that refresh once it has emitted.
+    var persistenceFailures: [String: any Error] = [:]
+    /// Timelines being read from persistence: later callers wait for the same read.
+    var loading: [String: Task<Bool, any Error>] = [:]
     /// Work in flight, for ``idle()`` (see ``ActivityCount``).
     var activity = ActivityCount()
 
@@ -120,11 +124,15 @@ public actor MomentsStore {
         self.instruments = instruments
         self.writer = PersistenceWriter(persistence: persistence, instruments: instruments.isMeasuring ? instruments : nil)
         self.keepsConfirmationIntervals = persistence.keepsConfirmationIntervals
-        self.logsDebug = configuration.logLevel <= .debug && configuration.logHandler != nil
         self.feed = ChangeFeed(bufferSize: configuration.changeBufferSize, logSize: configuration.retainedChanges, instruments: instruments)
         let onCount: (@Sendable (Int) -> Void)? = instruments.isMeasuring ? { @Sendable count in instruments.subscriberCount(count) } : nil
         self.snapshots = SubscriberRegistry<MomentsDetails>(onCount: onCount)
-        self.state = StoreState(capacity: configuration.maximumTimelinesInMemory, likesAreExclusive: configuration.changeBus == nil)
+        let snapshots = self.snapshots
+        self.core = StoreCore(
+            capacity: configuration.maximumTimelinesInMemory, likesAreExclusive: configuration.changeBus == nil,
+            keepsConfirmationIntervals: persistence.keepsConfirmationIntervals, logsDebug: configuration.logLevel <= .debug && configuration.logHandler != nil,
+            reportsEvictions: instruments.isMeasuring, isWatched: { snapshots.hasSubscribers($0) }
+        )
         if let bus = configuration.changeBus {
             let events = bus.sharedChanges()
             busConsumer.withLock {

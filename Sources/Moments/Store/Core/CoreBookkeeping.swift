@@ -1,21 +1,40 @@
 import MomentsSupport
 
-// The store's bookkeeping of work in flight, in a few named parts: what each part
-// holds, and the rule that keeps it true. Each is a value in ``MomentsStore``, changed
-// only on its actor.
+// The core's bookkeeping of work in flight, in a few named parts: what each part holds,
+// and the rule that keeps it true. Each is a value in ``StoreCore``, changed only by
+// its `handle(_:at:)`.
+
+/// Where one like call is.
+enum LikePhase: Equatable {
+    /// Its liker's timeline is being read from persistence; nothing is shown or sent.
+    case loading
+    /// Shown to its liker (if their timeline holds the moment), waiting for the call
+    /// before it in its chain to end.
+    case waiting
+    /// Free to send its request (it may still be waiting inside the process).
+    case sending
+}
+
+/// One like call, as the core knows it.
+struct LikeCall {
+    let key: LikeKey
+    let isLiked: Bool
+    var phase: LikePhase
+    /// The call's intent was shown to its liker (its generation is the call's id).
+    var showsIntent = false
+}
 
 /// Likes in flight: the chains that keep each (user, moment) pair's likes in call
 /// order, and the registers whose difference with an answer waits on one of them.
-struct LikeBookkeeping {
-    /// The last call of each (user, moment) chain of likes, opened when its request has
-    /// ended, so likes reach the server in call order. An entry lives as long as a call
-    /// of its chain does.
-    var chains: [LikeKey: Latch] = [:]
+struct LikeBook {
+    /// Every call from ``StoreCore/Event/likeAsked(_:userID:momentID:isLiked:)`` to its end.
+    var calls: [StoreCore.CallID: LikeCall] = [:]
+    /// Each (user, moment) pair's calls past loading, in call order: the first is the
+    /// one sending; each later one waits until the one before it ended, so likes reach
+    /// the server in call order. A pair is here while one of its calls is.
+    var chains: [LikeKey: [StoreCore.CallID]] = [:]
     /// How many likes each user has in flight (their timeline is not evicted meanwhile).
     var inFlightPerUser: [String: Int] = [:]
-    /// Counts every call, so a later call for the same pair replaces an earlier one's
-    /// intent (``LikeIntent/generation``).
-    var calls = 0
     /// Registers whose difference with an answer waits on the liker's like in flight:
     /// refetched if that like fails.
     var deferred: Set<LikeKey> = []
@@ -43,33 +62,23 @@ enum RefreshPhase: Equatable {
 }
 
 /// Refreshes and service requests in flight.
-struct RefreshBookkeeping {
+struct RefreshBook {
     /// Users with a refresh in flight, and where it is. A user is here from the
     /// refresh's start to its end.
     var inFlight: [String: RefreshPhase] = [:]
-    /// A refresh's persistence failure, thrown by that refresh once it has emitted.
-    var persistenceFailures: [String: any Error] = [:]
-    /// Timelines being read from persistence: later callers wait for the same read.
-    var loading: [String: Task<Bool, any Error>] = [:]
     /// When each request to the service in flight began, by request number: the
     /// oldest bounds how long retired records must be kept.
-    var requestStarts: [Int: StoreInstant] = [:]
-    var requestCount = 0
+    var requestStarts: [StoreCore.RequestID: StoreInstant] = [:]
 }
 
 /// Timelines whose answers disagreed in an order only the server can settle.
-struct ConvergenceBookkeeping {
+struct SettleBook {
     /// Each user whose timeline the server must settle, and the instant a settling
-    /// refresh must have been sent after.
+    /// refresh must have been sent after. An entry may outlive its settling (a refetch
+    /// that failed leaves it to the next one asked for).
     var needed: [String: StoreInstant] = [:]
-    /// The task settling each such user's timeline (one at a time per user).
-    var tasks: [String: Task<Void, Never>] = [:]
-}
-
-/// Work in flight (refreshes, likes, settling, loads for subscribers), so that
-/// ``MomentsStore/waitUntilIdle()`` can wait for none.
-struct ActivityCount {
-    var count = 0
-    /// Waiters of ``MomentsStore/waitUntilIdle()``, resumed when the count falls to zero.
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Users whose settling the owner runs (one at a time per user): from
+    /// ``StoreCore/Action/settle(userID:)`` to the ``StoreCore/Event/settleNext(userID:)``
+    /// that answers it `nil`, or ``StoreCore/Event/settleFailed(userID:)``.
+    var running: Set<String> = []
 }

@@ -1,0 +1,195 @@
+@testable import Moments
+import MomentsTestSupport
+
+/// One seeded schedule of a ``StoreCore`` in a ``CoreWorld``: random refreshes, likes
+/// (concurrent ones of one user, of one moment, of several users), subscriptions,
+/// reads of persistence, evictions (small memory), and a server that computes each
+/// answer at an instant the schedule picks inside the request's interval, then
+/// delivers, fails or loses it. Single-threaded: the same seed gives the same history.
+///
+/// Checked after every step and at quiescence (the rules of ``MomentsStore``):
+/// 1. a successful like returns its moment with `isLiked` and its liker's place in
+///    `likes` as it set them (unless another call of the same user on the same moment
+///    overlapped it);
+/// 3. no subscriber, and no confirmed change on the feed, shows a register of a moment
+///    older than one it showed before (the liker's own register while their like is in
+///    flight aside);
+/// 4. at quiescence, after a last refresh of every user, memory, persistence, the last
+///    snapshot and the server agree; and before it, with no answer lost, memory already
+///    agrees with the server.
+struct CoreSimulation {
+    let seed: UInt64
+    var model: SimulatedServer.IsLikedModel = .perViewer
+    var steps = 40
+    var brokenRules: StoreCore.BrokenRules = []
+    var tracing = false
+
+    /// Runs the schedule; returns what went wrong (empty if nothing), and the trace if
+    /// tracing.
+    func run() -> (failures: [String], trace: [String]) {
+        var generator = SeededGenerator(seed: seed)
+        let server = SimulatedServer(users: 4, moments: 5, model: model, using: &generator)
+        let world = CoreWorld(server: server, capacity: Int.random(in: 1...4, using: &generator), brokenRules: brokenRules)
+        if tracing { world.trace = [] }
+        let users = server.userIDs
+
+        for _ in 0..<steps {
+            world.tick()
+            switch Int.random(in: 0..<100, using: &generator) {
+            case 0..<12:
+                world.refresh(users.randomElement(using: &generator) ?? "u0")
+            case 12..<34:
+                let user = users.randomElement(using: &generator) ?? "u0"
+                let moments = world.server.timelines[user] ?? ["m0"]
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    // A storm: 2 to 4 likes of one user at once, of different moments.
+                    for momentID in moments.shuffled(using: &generator).prefix(Int.random(in: 2...4, using: &generator)) {
+                        world.like(Bool.random(using: &generator), momentID: momentID, userID: user)
+                    }
+                } else {
+                    world.like(Bool.random(using: &generator), momentID: moments.randomElement(using: &generator) ?? "m0", userID: user)
+                }
+            case 34..<38:
+                let user = users.randomElement(using: &generator) ?? "u0"
+                if world.watched.users.contains(user) { world.unsubscribe(user) } else { world.subscribe(user) }
+            case 38..<44:
+                if let user = world.pendingLoads.randomElement(using: &generator) { world.completeLoad(user) }
+            case 44..<52:
+                if let id = world.turnsGiven.randomElement(using: &generator) {
+                    world.dispatch(id, cancelled: Int.random(in: 0..<10, using: &generator) == 0)
+                }
+            case 52..<68:
+                if let id = world.unprocessed.randomElement(using: &generator) { world.process(id) }
+            case 68..<84:
+                if let id = world.answered.randomElement(using: &generator) { world.deliver(id) }
+            case 84..<88:
+                if let id = (world.unprocessed + world.answered).randomElement(using: &generator) {
+                    world.fail(id, mayHaveReachedServer: Bool.random(using: &generator))
+                }
+            case 88..<94:
+                if let id = world.finishedRefreshes.randomElement(using: &generator) { world.finishRefresh(id) }
+            default:
+                if let user = world.pendingSettlings.randomElement(using: &generator) { world.settleNext(user) }
+            }
+            checkLikes(world)
+        }
+
+        quiesce(world, using: &generator)
+        checkLikes(world)
+        checkBeforeFinalRefresh(world)
+        for user in users {
+            world.tick()
+            world.refresh(user)
+            quiesce(world, using: &generator)
+        }
+        checkConvergence(world)
+        checkMonotone(world)
+        return (world.failures, world.trace ?? [])
+    }
+
+    /// Runs everything in flight to its end, in a random order, failing nothing.
+    private func quiesce(_ world: CoreWorld, using generator: inout SeededGenerator) {
+        var rounds = 0
+        while !world.isQuiet {
+            rounds += 1
+            if rounds > 10_000 {
+                world.failures.append("never quiet: \(world.refreshes.count) refreshes, \(world.likes.count) likes, \(world.requests.count) requests, settling \(world.settlings.keys.sorted())")
+                return
+            }
+            world.tick()
+            var moves: [() -> Void] = []
+            for user in world.pendingLoads { moves.append { world.completeLoad(user) } }
+            for id in world.turnsGiven { moves.append { world.dispatch(id, cancelled: false) } }
+            for id in world.unprocessed { moves.append { world.process(id) } }
+            for id in world.answered { moves.append { world.deliver(id) } }
+            for id in world.finishedRefreshes { moves.append { world.finishRefresh(id) } }
+            for user in world.pendingSettlings { moves.append { world.settleNext(user) } }
+            moves.randomElement(using: &generator)?()
+            checkLikes(world)
+        }
+    }
+
+    // MARK: - The rules
+
+    /// Rule 1, for every like call that ended since the last check.
+    private func checkLikes(_ world: CoreWorld) {
+        let records = world.likeRecords[world.likesChecked...]
+        world.likesChecked = world.likeRecords.count
+        for call in records {
+            guard case .some(let returned) = call.returned else { continue }
+            let overlapped = world.likeRecords.contains { other in
+                other.userID == call.userID && other.momentID == call.momentID && other.start != call.start
+                    && other.start <= call.end && call.start <= other.end
+            } || world.likes.values.contains { $0.userID == call.userID && $0.momentID == call.momentID }
+            guard !overlapped else { continue }
+            let liked = returned?.likes?.contains { $0.id == call.userID } ?? false
+            // A call whose timeline does not hold the moment returns no moment.
+            guard let returned else {
+                if world.server.timelines[call.userID]?.contains(call.momentID) == true {
+                    world.failures.append("setLike(\(call.isLiked), \(call.momentID), \(call.userID)) returned a timeline without its moment")
+                }
+                continue
+            }
+            if returned.isLiked != call.isLiked || liked != call.isLiked {
+                world.failures.append("rule 1: setLike(\(call.isLiked), \(call.momentID), \(call.userID)) at step \(call.end) returned isLiked \(returned.isLiked.map(String.init) ?? "nil"), likes [\((returned.likes ?? []).map(\.id).joined(separator: ","))]")
+            }
+        }
+    }
+
+    /// Rule 4 before the final refreshes: with no answer lost and no settling failed,
+    /// every timeline in memory already agrees with the server (`isLiked` too where it
+    /// is the viewer's own).
+    private func checkBeforeFinalRefresh(_ world: CoreWorld) {
+        guard world.lostAnswers == 0, world.failedSettlings == 0 else { return }
+        for user in world.server.userIDs {
+            guard let held = world.core.state.displayedTimeline(user) else { continue }
+            let truth = world.server.timeline(user)
+            let comparable: (MomentsDetails) -> MomentsDetails = model == .global ? \.withoutIsLiked : { $0 }
+            if comparable(held) != comparable(truth) {
+                world.failures.append("rule 4, before the final refresh: \(user) holds \(summarize(held)) ≠ server \(summarize(truth))")
+            }
+        }
+    }
+
+    /// Rule 4: memory, persistence, the last snapshot and the server agree.
+    private func checkConvergence(_ world: CoreWorld) {
+        for user in world.server.userIDs {
+            let truth = world.server.timeline(user)
+            let persisted = world.diskTimelines[user]?.assemble(for: user) { world.diskMoments[$0] }
+            let held = world.core.state.displayedTimeline(user) ?? persisted
+            if held != truth { world.failures.append("rule 4: \(user) holds \(held.map(summarize) ?? "nothing") ≠ server \(summarize(truth))") }
+            if persisted != truth { world.failures.append("rule 4: \(user) persisted \(persisted.map(summarize) ?? "nothing") ≠ server \(summarize(truth))") }
+            if world.watched.users.contains(user), let last = world.snapshots[user]?.last?.details, last != truth {
+                world.failures.append("rule 4: \(user)'s last snapshot \(summarize(last)) ≠ server \(summarize(truth))")
+            }
+        }
+    }
+
+    /// Rule 3: each register walks forward through its history, in every subscriber's
+    /// snapshots and in the feed's confirmed changes.
+    private func checkMonotone(_ world: CoreWorld) {
+        let server = world.server
+        for (viewer, snapshots) in world.snapshots {
+            var seen: [SimulatedServer.LikeRegister: [Bool]] = [:]
+            for (details, ownPending) in snapshots {
+                for moment in details.moments {
+                    for user in server.userIDs where !(user == viewer && ownPending.contains(moment.id)) {
+                        seen[.init(momentID: moment.id, userID: user), default: []].append(moment.likes?.contains { $0.id == user } ?? false)
+                    }
+                }
+            }
+            for (register, values) in seen where !server.isMonotone(values, momentID: register.momentID, userID: register.userID) {
+                world.failures.append("rule 3: \(viewer) saw \(register.momentID)/\(register.userID) go back: \(values), history \(server.history[register] ?? [])")
+            }
+        }
+        var seen: [SimulatedServer.LikeRegister: [Bool]] = [:]
+        for moment in world.feedMoments {
+            for user in server.userIDs {
+                seen[.init(momentID: moment.id, userID: user), default: []].append(moment.likes?.contains { $0.id == user } ?? false)
+            }
+        }
+        for (register, values) in seen where !server.isMonotone(values, momentID: register.momentID, userID: register.userID) {
+            world.failures.append("rule 3: the feed's \(register.momentID)/\(register.userID) went back: \(values), history \(server.history[register] ?? [])")
+        }
+    }
+}

@@ -1,0 +1,379 @@
+@testable import Moments
+import MomentsNetworking
+import MomentsTestSupport
+
+/// One ``StoreCore`` and everything around it, on one thread, on a simulated clock:
+/// the owner's part of ``MomentsStore`` (calls, loads, settling, subscribers), a
+/// simulated server, and a persistence that writes at once.
+///
+/// Nothing here waits or reads a real clock: ``CoreSimulation`` picks each next step with
+/// its seeded generator, so a schedule replays exactly from its seed.
+final class CoreWorld {
+    /// A call of the owner's, in flight.
+    enum Call {
+        case refresh(userID: String)
+        case like(userID: String, momentID: String, isLiked: Bool)
+    }
+
+    /// Where a refresh is.
+    enum RefreshStage {
+        /// Waiting for its timeline's read from persistence.
+        case loading
+        /// Its request is at the server (see ``Request``).
+        case sent(request: Int, at: StoreInstant)
+        /// Its answer was applied; the call returns at a later step.
+        case answered(request: Int)
+    }
+
+    /// Where a like call is.
+    enum LikeStage {
+        case loading
+        /// Shown, waiting for its chain's calls before it.
+        case waiting
+        /// Its turn came; it sends at a later step (or is cancelled first).
+        case turnGiven
+        /// Its request is at the server.
+        case sent(request: Int, at: StoreInstant)
+    }
+
+    /// A request at the server: computed when the server processes it (an instant the
+    /// schedule picks), delivered later.
+    struct Request {
+        let caller: Int
+        var answer: MomentsDetails?
+    }
+
+    struct Refresh {
+        let userID: String
+        var stage: RefreshStage
+        /// Callers joined to it (1 + joins), and whether a settling waits on it.
+        var settlers: [String] = []
+    }
+
+    struct Like {
+        let userID: String
+        let momentID: String
+        let isLiked: Bool
+        var stage: LikeStage
+        /// The steps at which it began; ``LikeCallRecord`` when it ends.
+        let start: Int
+    }
+
+    /// What a like call returned (for rule 1).
+    struct LikeCallRecord {
+        let userID: String
+        let momentID: String
+        let isLiked: Bool
+        let start: Int
+        let end: Int
+        /// The liked moment in the timeline the call returned; `nil` if it failed,
+        /// `.some(nil)` if the timeline did not hold it.
+        let returned: Moment??
+    }
+
+    var core: StoreCore
+    var server: SimulatedServer
+    /// The persisted state, as the store's batches wrote it.
+    var diskTimelines: [String: StoredTimeline] = [:]
+    var diskMoments: [String: Moment] = [:]
+    let watched: WatchedUsers
+    /// Each subscriber's snapshots, in order, with the registers its own likes in flight
+    /// hid at the time.
+    var snapshots: [String: [(details: MomentsDetails, ownPending: Set<String>)]] = [:]
+    /// Confirmed moment changes on the feed, in order.
+    var feedMoments: [Moment] = []
+
+    private(set) var now: Int64 = 1_000_000_000
+    var step = 0
+    private var lastNumber = 0
+    var refreshes: [Int: Refresh] = [:]
+    var likes: [Int: Like] = [:]
+    var requests: [Int: Request] = [:]
+    /// Users whose timelines are being read, and the calls waiting for each read.
+    var loads: [String: [Int]] = [:]
+    /// Where the settling of one user's timeline is.
+    enum SettleStage: Equatable {
+        /// It asks the core what next at a later step.
+        case asking
+        /// It waits for this refresh; `joined`: one already in flight, whose failure is
+        /// not the settling's.
+        case waiting(refresh: Int, joined: Bool)
+    }
+
+    /// Users whose timelines are being settled.
+    var settlings: [String: SettleStage] = [:]
+    /// Every like call that ended, in order; the first `likesChecked` were checked.
+    var likeRecords: [LikeCallRecord] = []
+    var likesChecked = 0
+    /// Answers the server computed and the store never received.
+    var lostAnswers = 0
+    /// Settlings whose refetch failed (left to the next refresh).
+    var failedSettlings = 0
+    var failures: [String] = []
+    var trace: [String]? = nil
+
+    init(server: SimulatedServer, capacity: Int, brokenRules: StoreCore.BrokenRules) {
+        self.server = server
+        let watched = WatchedUsers()
+        self.watched = watched
+        core = StoreCore(capacity: capacity, likesAreExclusive: true, keepsConfirmationIntervals: false, logsDebug: false,
+                         reportsEvictions: false, isWatched: { watched.users.contains($0) })
+        core.brokenRules = brokenRules
+    }
+
+    var instant: StoreInstant { StoreInstant(nanoseconds: now) }
+
+    /// Moves the simulated clock on (every step is at a new instant).
+    func tick() {
+        now += 1_000
+        step += 1
+    }
+
+    func note(_ text: @autoclosure () -> String) {
+        if trace != nil { trace?.append("[\(step)] \(text())") }
+    }
+
+    private func nextNumber() -> Int {
+        lastNumber += 1
+        return lastNumber
+    }
+
+    // MARK: - The owner's calls
+
+    /// A refresh of `userID`, or the one in flight (a refresh is shared); its number.
+    @discardableResult
+    func refresh(_ userID: String) -> Int {
+        if let (id, _) = refreshes.first(where: { $0.value.userID == userID }) { return id }
+        let id = nextNumber()
+        refreshes[id] = Refresh(userID: userID, stage: .loading)
+        note("refresh \(userID) #\(id)")
+        let performed = act(.refreshBegan(userID: userID))
+        if performed.needsLoad {
+            wantLoad(userID, by: id)
+        } else {
+            sendRefresh(id)
+        }
+        return id
+    }
+
+    private func sendRefresh(_ id: Int) {
+        guard let refresh = refreshes[id] else { return }
+        let request = nextNumber()
+        requests[request] = Request(caller: id)
+        refreshes[id]?.stage = .sent(request: request, at: instant)
+        act(.refreshSent(userID: refresh.userID, request: request))
+    }
+
+    func like(_ isLiked: Bool, momentID: String, userID: String) {
+        let id = nextNumber()
+        likes[id] = Like(userID: userID, momentID: momentID, isLiked: isLiked, stage: .loading, start: step)
+        note("like \(isLiked) \(momentID) by \(userID) #\(id)")
+        act(.likeAsked(id, userID: userID, momentID: momentID, isLiked: isLiked))
+        if core.markUsed(userID) { readyLike(id) } else { wantLoad(userID, by: id) }
+    }
+
+    private func readyLike(_ id: Int) {
+        likes[id]?.stage = .waiting
+        act(.likeReady(id))
+    }
+
+    private func wantLoad(_ userID: String, by caller: Int) {
+        loads[userID, default: []].append(caller)
+    }
+
+    /// Completes the read of `userID`'s persisted timeline; the calls waiting on it go on.
+    func completeLoad(_ userID: String) {
+        guard let callers = loads.removeValue(forKey: userID) else { return }
+        let loaded = diskTimelines[userID]?.assemble(for: userID) { diskMoments[$0] }
+        note("loaded \(userID): \(loaded.map(summarize) ?? "nothing")")
+        if act(.loaded(userID: userID, details: loaded)).refusal != nil { failures.append("a persisted timeline of \(userID) was refused") }
+        for caller in callers {
+            if refreshes[caller] != nil { sendRefresh(caller) } else if likes[caller] != nil { readyLike(caller) }
+        }
+    }
+
+    /// Sends a like whose turn came (or cancels it before it leaves).
+    func dispatch(_ id: Int, cancelled: Bool) {
+        guard let like = likes[id], case .turnGiven = like.stage else { return }
+        if cancelled {
+            note("like #\(id) cancelled before sending")
+            endLike(id, .notSent, returned: nil)
+            return
+        }
+        let request = nextNumber()
+        requests[request] = Request(caller: id)
+        likes[id]?.stage = .sent(request: request, at: instant)
+    }
+
+    /// The server computes the answer to `request` now.
+    func process(_ request: Int) {
+        guard var pending = requests[request], pending.answer == nil else { return }
+        if let refresh = refreshes[pending.caller] {
+            pending.answer = server.timeline(refresh.userID)
+        } else if let like = likes[pending.caller] {
+            pending.answer = server.like(like.isLiked, momentID: like.momentID, userID: like.userID)
+        }
+        note("server processed #\(request) for #\(pending.caller): \(pending.answer.map(summarize) ?? "")")
+        requests[request] = pending
+    }
+
+    /// Delivers the answer to `request`, computed before.
+    func deliver(_ request: Int) {
+        guard let pending = requests[request], let answer = pending.answer else { return }
+        requests[request] = nil
+        note("delivered #\(request) to #\(pending.caller)")
+        if let refresh = refreshes[pending.caller], case .sent(_, let sent) = refresh.stage {
+            let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: answer, origin: .server(sentAt: nil)),
+                                                 sent: sent, cachePolicy: .remote, reading: nil))
+            if let refusal = performed.refusal { failures.append("an answer for \(refresh.userID) was refused: \(refusal)") }
+            refreshes[pending.caller]?.stage = .answered(request: request)
+        } else if let like = likes[pending.caller], case .sent(_, let sent) = like.stage {
+            let performed = endLike(pending.caller, .answered(MomentsAnswer(details: answer, origin: .server(sentAt: nil)), sent: sent), returned: nil)
+            if performed.refusal != nil { failures.append("the answer to like #\(pending.caller) was refused") }
+        }
+    }
+
+    /// Fails `request`: before the server processed it (`mayHaveReachedServer` as drawn:
+    /// a client may not know), or after (its answer lost).
+    func fail(_ request: Int, mayHaveReachedServer: Bool) {
+        guard let pending = requests.removeValue(forKey: request) else { return }
+        let lost = pending.answer != nil
+        if lost { lostAnswers += 1 }
+        note("failed #\(request) of #\(pending.caller)\(lost ? " (answer lost)" : "")")
+        if let refresh = refreshes[pending.caller] {
+            endRefresh(pending.caller, refresh, request: request, failed: true)
+        } else if likes[pending.caller] != nil {
+            endLike(pending.caller, .failed(mayHaveReachedServer: lost || mayHaveReachedServer), returned: nil)
+        }
+    }
+
+    /// A refresh whose answer was applied returns.
+    func finishRefresh(_ id: Int) {
+        guard let refresh = refreshes[id], case .answered(let request) = refresh.stage else { return }
+        endRefresh(id, refresh, request: request, failed: false)
+    }
+
+    private func endRefresh(_ id: Int, _ refresh: Refresh, request: Int?, failed: Bool) {
+        refreshes[id] = nil
+        act(.refreshEnded(userID: refresh.userID, request: request))
+        for user in refresh.settlers {
+            guard case .waiting(id, let joined) = settlings[user] else { continue }
+            if failed, !joined {
+                // The refetch asked for failed: the next refresh settles it.
+                act(.settleFailed(userID: user))
+                settlings[user] = nil
+                failedSettlings += 1
+            } else {
+                settlings[user] = .asking
+            }
+        }
+    }
+
+    @discardableResult
+    private func endLike(_ id: Int, _ outcome: StoreCore.LikeOutcome, returned: Moment??) -> MomentsStore.Performed {
+        guard let like = likes.removeValue(forKey: id) else { return MomentsStore.Performed() }
+        let performed = act(.likeEnded(id, outcome, reading: nil))
+        var result: Moment?? = nil
+        if case .answered = outcome, performed.refusal == nil {
+            result = .some(core.state.displayedTimeline(like.userID)?.moment(withID: like.momentID))
+        }
+        likeRecords.append(LikeCallRecord(userID: like.userID, momentID: like.momentID, isLiked: like.isLiked, start: like.start, end: step, returned: result))
+        return performed
+    }
+
+    /// Asks the core what the settling of `userID` does next.
+    func settleNext(_ userID: String) {
+        guard settlings[userID] == .asking else { return }
+        guard let refetch = act(.settleNext(userID: userID)).refetch else {
+            settlings[userID] = nil
+            return
+        }
+        let id = refresh(userID)
+        refreshes[id]?.settlers.append(userID)
+        settlings[userID] = .waiting(refresh: id, joined: refetch.joining)
+    }
+
+    func subscribe(_ userID: String) {
+        watched.users.insert(userID)
+        snapshots[userID] = []
+        if let details = core.state.displayedTimeline(userID) {
+            record(details, for: userID)
+        } else if core.state.timelines[userID] == nil {
+            if loads[userID] == nil { loads[userID] = [] }
+        }
+    }
+
+    func unsubscribe(_ userID: String) {
+        watched.users.remove(userID)
+    }
+
+    // MARK: - Performing the core's actions
+
+    @discardableResult
+    func act(_ event: StoreCore.Event) -> MomentsStore.Performed {
+        var performed = MomentsStore.Performed()
+        for action in core.handle(event, at: instant) {
+            switch action {
+            case .emit(let kind):
+                if case .moment(let change) = kind, change.phase != .optimistic { feedMoments.append(change.moment) }
+            case .deliverSnapshots(let users):
+                for user in users.sorted() where watched.users.contains(user) {
+                    if let details = core.state.displayedTimeline(user) { record(details, for: user) }
+                }
+            case .persist(let batch):
+                for (userID, timeline) in batch.timelines { diskTimelines[userID] = timeline }
+                for (id, moment) in batch.moments { diskMoments[id] = moment }
+            case .load:
+                performed.needsLoad = true
+            case .send(let id):
+                if likes[id] != nil { likes[id]?.stage = .turnGiven }
+            case .settle(let userID):
+                settlings[userID] = .asking
+            case .refetch(let userID, let joining):
+                performed.refetch = (userID, joining)
+            case .settled:
+                break
+            case .findHolders(let ids):
+                performed.unheld += ids
+            case .invalidateCachedTimelines:
+                break
+            case .evicted:
+                break
+            case .refuse(let error):
+                performed.refusal = error
+            case .log:
+                break
+            }
+        }
+        return performed
+    }
+
+    private func record(_ details: MomentsDetails, for userID: String) {
+        let pending = Set(likes.values.filter { $0.userID == userID && !isLoading($0) }.map(\.momentID))
+        snapshots[userID, default: []].append((details, pending))
+    }
+
+    private func isLoading(_ like: Like) -> Bool {
+        if case .loading = like.stage { return true }
+        return false
+    }
+
+    // MARK: - What can happen next
+
+    var unprocessed: [Int] { requests.filter { $0.value.answer == nil }.map(\.key).sorted() }
+    var answered: [Int] { requests.filter { $0.value.answer != nil }.map(\.key).sorted() }
+    var turnsGiven: [Int] { likes.filter { if case .turnGiven = $0.value.stage { true } else { false } }.map(\.key).sorted() }
+    var finishedRefreshes: [Int] { refreshes.filter { if case .answered = $0.value.stage { true } else { false } }.map(\.key).sorted() }
+    var pendingSettlings: [String] { settlings.filter { $0.value == .asking }.map(\.key).sorted() }
+    var pendingLoads: [String] { loads.keys.sorted() }
+
+    /// Whether nothing is in flight.
+    var isQuiet: Bool {
+        refreshes.isEmpty && likes.isEmpty && requests.isEmpty && loads.isEmpty && settlings.isEmpty
+    }
+}
+
+/// The users with subscribers, read by the core's `isWatched`.
+final class WatchedUsers {
+    var users: Set<String> = []
+}

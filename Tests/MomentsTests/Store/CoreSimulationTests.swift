@@ -1,0 +1,65 @@
+@testable import Moments
+import Foundation
+import MomentsTestSupport
+import Testing
+
+/// The store's rules, attacked through its core by seeded schedules (see
+/// ``CoreSimulation``): single-threaded, so a failing seed replays exactly.
+///
+/// `MOMENTS_CORE_SIMULATION_SCHEDULES=N` runs N schedules per model (2,000 by default);
+/// `MOMENTS_CORE_SIMULATION_SEED=S` replays schedule S alone, printing its trace.
+@Suite struct CoreSimulationTests {
+    static let environment = ProcessInfo.processInfo.environment
+
+    @Test(arguments: SimulatedServer.IsLikedModel.allCases)
+    func everyScheduleKeepsTheRules(model: SimulatedServer.IsLikedModel) {
+        if let seed = Self.environment["MOMENTS_CORE_SIMULATION_SEED"].flatMap(UInt64.init) {
+            let (failures, trace) = CoreSimulation(seed: seed, model: model, tracing: true).run()
+            FileHandle.standardError.write(Data((trace + failures.map { "FAILURE: \($0)" }).joined(separator: "\n").utf8 + [10]))
+            #expect(failures.isEmpty, "schedule \(seed), \(model) isLiked")
+            return
+        }
+        let count = Self.environment["MOMENTS_CORE_SIMULATION_SCHEDULES"].flatMap(UInt64.init) ?? 2_000
+        var failed = 0
+        for seed in 0..<count {
+            let failures = CoreSimulation(seed: seed, model: model).run().failures
+            guard !failures.isEmpty else { continue }
+            failed += 1
+            if failed <= 5 {
+                Issue.record("schedule \(seed), \(model) isLiked, failed (replay: MOMENTS_CORE_SIMULATION_SEED=\(seed) swift test --filter CoreSimulationTests):\n  \(failures.joined(separator: "\n  "))")
+            }
+        }
+        #expect(failed == 0, "\(failed) of \(count) schedules failed")
+    }
+
+    @Test func aScheduleReplaysExactlyFromItsSeed() {
+        for seed: UInt64 in [3, 17, 101] {
+            let first = CoreSimulation(seed: seed, model: .global, tracing: true).run()
+            let second = CoreSimulation(seed: seed, model: .global, tracing: true).run()
+            #expect(first.trace == second.trace && first.failures == second.failures)
+            #expect(first.trace.count > 40)
+        }
+    }
+
+    /// The checks are not vacuous: each rule broken on purpose is found, within a
+    /// bounded number of schedules.
+    @Test(arguments: [
+        ("likeAnswerIsNoAuthority", StoreCore.BrokenRules.likeAnswerIsNoAuthority),
+        ("neverSettle", .neverSettle),
+        ("likesUnchained", .likesUnchained),
+        ("noRollback", .noRollback),
+    ])
+    func aBrokenRuleIsFound(name: String, rule: StoreCore.BrokenRules) {
+        var found: (seed: UInt64, model: SimulatedServer.IsLikedModel, failure: String)?
+        search: for seed: UInt64 in 0..<2_000 {
+            for model in SimulatedServer.IsLikedModel.allCases {
+                if let failure = CoreSimulation(seed: seed, model: model, brokenRules: rule).run().failures.first {
+                    found = (seed, model, failure)
+                    break search
+                }
+            }
+        }
+        #expect(found != nil, "\(name) was never found")
+        if let found { print("\(name): found at schedule \(found.seed) (\(found.model)): \(found.failure)") }
+    }
+}
