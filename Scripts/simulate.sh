@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# The store's ordering rule against many seeded schedules, with the SDK built for
-# release: one store (StoreSimulationTests) and several instances sharing storage
-# (SharedStoreSimulationTests), each schedule against both models of the server's
-# `isLiked` (per viewer, and one global value per moment as the public BFF keeps).
-# Prints each count, its failures and time.
-#   bash Scripts/simulate.sh [SCHEDULES] [SHARED_SCHEDULES]     (per model; 100,000 and 20,000 by default)
-# Replay one schedule: MOMENTS_SIMULATION_SEED=S swift test --filter StoreSimulationTests
-#                  or: MOMENTS_SHARED_SIMULATION_SEED=S swift test --filter SharedStoreSimulationTests
-# The shared simulation's stores run on real threads, so one of its failures may depend
-# on how their work interleaved and not come back when replayed: with
-# MOMENTS_SIMULATION_TRACE=failures, each failing schedule prints its steps and the whole
-# history of its calls and of the shared storage.
+# The store's rules against many seeded schedules, with the SDK built for release.
+#
+# First the deterministic simulation of the store's core (CoreSimulationTests): one
+# store, and two or three sharing storage and a change bus, each schedule against both
+# models of the server's `isLiked` (per viewer, and one value per moment as the public
+# BFF keeps). Single-threaded: a failing seed replays exactly, with its trace:
+#   MOMENTS_CORE_SIMULATION_SEED=S swift test --filter CoreSimulationTests           (one store)
+#   MOMENTS_CORE_SHARED_SIMULATION_SEED=S swift test --filter CoreSimulationTests    (shared)
+# Then, smaller, the simulations of the whole actor on real threads (StoreSimulationTests,
+# SharedStoreSimulationTests), whose failures may depend on how threads interleaved.
+#
+#   bash Scripts/simulate.sh [CORE_SCHEDULES] [CORE_SHARED_SCHEDULES] [ACTOR_SCHEDULES] [ACTOR_SHARED_SCHEDULES]
+# (per model; 250,000, 250,000, 2,000 and 500 by default: 1,000,000 core schedules in all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MOMENTS_SIMULATION_SCHEDULES="${1:-100000}" MOMENTS_SHARED_SIMULATION_SCHEDULES="${2:-20000}" \
+start=$(date +%s)
+MOMENTS_CORE_SIMULATION_SCHEDULES="${1:-250000}" MOMENTS_CORE_SHARED_SIMULATION_SCHEDULES="${2:-250000}" \
+    swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
+    --filter 'CoreSimulationTests'
+echo "core simulation: $(( $(date +%s) - start )) s"
+MOMENTS_SIMULATION_SCHEDULES="${3:-2000}" MOMENTS_SHARED_SIMULATION_SCHEDULES="${4:-500}" \
     swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
     --filter 'StoreSimulationTests|SharedStoreSimulationTests'
+echo "all simulations: $(( $(date +%s) - start )) s"

@@ -67,6 +67,17 @@ import MomentsObservability
 /// Rule 1 holds across evictions too: with storage that several instances share, each
 /// like's answer is saved with its moment (``LikeConfirmation``) and stands there
 /// against older values other instances save, so a timeline loaded again shows it.
+///
+/// With several instances, one user may like and unlike the same moment through two
+/// instances at once. Neither instance can know the order the server applied the two
+/// in: each shows its own call's answer (rule 1), and where that disagrees with a value
+/// of unknown order, the server settles it with a refetch. Until then, that one register
+/// may move back (the only exception to rule 3); rule 4 holds once idle.
+///
+/// Every decision is made by a synchronous state machine (`StoreCore`) that the actor
+/// feeds with what happened and whose actions (emit, persist, send, refetch) it
+/// performs; a seeded single-threaded simulation checks these rules against it over
+/// millions of schedules, one to three instances, both models of `isLiked`.
 public actor MomentsStore {
     /// How this store keeps timelines and delivers changes.
     public nonisolated let configuration: Configuration

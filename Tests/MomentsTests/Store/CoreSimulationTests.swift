@@ -12,23 +12,36 @@ import Testing
     static let environment = ProcessInfo.processInfo.environment
 
     @Test(arguments: SimulatedServer.IsLikedModel.allCases)
-    func everyScheduleKeepsTheRules(model: SimulatedServer.IsLikedModel) {
-        if let seed = Self.environment["MOMENTS_CORE_SIMULATION_SEED"].flatMap(UInt64.init) {
-            let (failures, trace) = CoreSimulation(seed: seed, model: model, tracing: true).run()
+    func everyScheduleOfOneStoreKeepsTheRules(model: SimulatedServer.IsLikedModel) {
+        run(model: model, instances: { _ in 1 }, prefix: "MOMENTS_CORE_SIMULATION", defaultCount: 2_000)
+    }
+
+    /// Two or three instances (by the seed's parity) sharing storage and a change bus.
+    @Test(arguments: SimulatedServer.IsLikedModel.allCases)
+    func everyScheduleOfSharedStoresKeepsTheRules(model: SimulatedServer.IsLikedModel) {
+        run(model: model, instances: { 2 + Int($0 % 2) }, prefix: "MOMENTS_CORE_SHARED_SIMULATION", defaultCount: 1_000)
+    }
+
+    /// Runs `PREFIX_SCHEDULES` schedules (or replays `PREFIX_SEED`, printing its trace).
+    private func run(model: SimulatedServer.IsLikedModel, instances: (UInt64) -> Int, prefix: String, defaultCount: UInt64) {
+        if let seed = Self.environment["\(prefix)_SEED"].flatMap(UInt64.init) {
+            let (failures, trace) = CoreSimulation(seed: seed, model: model, tracing: true, instances: instances(seed)).run()
             FileHandle.standardError.write(Data((trace + failures.map { "FAILURE: \($0)" }).joined(separator: "\n").utf8 + [10]))
             #expect(failures.isEmpty, "schedule \(seed), \(model) isLiked")
             return
         }
-        let count = Self.environment["MOMENTS_CORE_SIMULATION_SCHEDULES"].flatMap(UInt64.init) ?? 2_000
+        let count = Self.environment["\(prefix)_SCHEDULES"].flatMap(UInt64.init) ?? defaultCount
+        let started = ContinuousClock.now
         var failed = 0
         for seed in 0..<count {
-            let failures = CoreSimulation(seed: seed, model: model).run().failures
+            let failures = CoreSimulation(seed: seed, model: model, instances: instances(seed)).run().failures
             guard !failures.isEmpty else { continue }
             failed += 1
             if failed <= 5 {
-                Issue.record("schedule \(seed), \(model) isLiked, failed (replay: MOMENTS_CORE_SIMULATION_SEED=\(seed) swift test --filter CoreSimulationTests):\n  \(failures.joined(separator: "\n  "))")
+                Issue.record("schedule \(seed), \(model) isLiked, failed (replay: \(prefix)_SEED=\(seed) swift test --filter CoreSimulationTests):\n  \(failures.joined(separator: "\n  "))")
             }
         }
+        print("\(prefix), \(model) isLiked: \(count) schedules, \(failed) failed, in \(ContinuousClock.now - started)")
         #expect(failed == 0, "\(failed) of \(count) schedules failed")
     }
 

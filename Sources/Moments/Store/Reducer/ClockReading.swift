@@ -56,11 +56,11 @@ struct ClockReading: Sendable {
     }
 
     /// A reading taken at one instant (for tests that place values on both clocks by hand).
-    init(instant: StoreInstant, date: Date) {
+    init(instant: StoreInstant, date: Date, margin: Int64 = 0) {
         before = instant
         self.date = date
         after = instant
-        margin = 0
+        self.margin = margin
     }
 
     /// The earliest the wall clock may have shown at `instant`.

@@ -71,9 +71,10 @@ final class MomentRecord {
     ///
     /// That authority rests on this store being the only writer of its likers' likes.
     /// When it is not (`likesAreExclusive` false: other instances change the same
-    /// likes), a pin is only the freshest evidence about one register: a pin that
-    /// disagrees with a value of unknown order against it is not applied, and the
-    /// disagreement is reported ambiguous, so the server settles it.
+    /// likes), a pin is only the freshest evidence this store has about one register: it
+    /// is still applied (a like returns the state it set), and where it disagrees with a
+    /// value of unknown order against it, the disagreement is reported ambiguous, so the
+    /// server settles it.
     func merge(
         _ incoming: Moment, evidence answer: Evidence, pin: LikePin?, likesAreExclusive: Bool = true,
         isLikeInFlight: (String) -> Bool
@@ -82,11 +83,10 @@ final class MomentRecord {
         if pin == nil, absorbIfUnchanged(incoming, evidence: answer) { return Merge() }
         var merge = Merge()
         if let pin {
-            if likesAreExclusive || !contradicts(pin) {
-                pins[pin.liker.id] = pin
-            } else {
-                merge.isAmbiguous = true
-            }
+            // Shown either way (rule 1); with other writers of the same likes, one that
+            // contradicts a value of unknown order is also settled by the server.
+            if !likesAreExclusive, contradicts(pin) { merge.isAmbiguous = true }
+            pins[pin.liker.id] = pin
         }
         var candidate = incoming.sharedValue(keepingLikes: value.likes)
         if answer.isCertainlyNewer(than: evidence) {

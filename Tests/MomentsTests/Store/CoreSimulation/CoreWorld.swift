@@ -2,11 +2,46 @@
 import MomentsNetworking
 import MomentsTestSupport
 
-/// One ``StoreCore`` and everything around it, on one thread, on a simulated clock:
-/// the owner's part of ``MomentsStore`` (calls, loads, settling, subscribers), a
-/// simulated server, and a persistence that writes at once.
+import Foundation
+
+/// What the instances of a simulation share: the server, the clock, the storage (one
+/// instance's own, or one that several share with PostgreSQL's rules and a change bus),
+/// the trace and the failures found.
+final class SimulatedBackend {
+    var server: SimulatedServer
+    /// Storage several instances share; `nil`: each instance's own (``CoreWorld/disk``).
+    var shared: SharedStorageModel?
+    private(set) var now: Int64 = 1_000_000_000
+    private(set) var step = 0
+    var trace: [String]?
+    var failures: [String] = []
+
+    /// Every instance's like calls that ended, and those in flight (for rule 1's
+    /// overlapping calls).
+    var endedLikes: [CoreWorld.LikeCallRecord] = []
+    var likesInFlight: [(userID: String, momentID: String)] = []
+
+    init(server: SimulatedServer, sharedBy instances: Int?) {
+        self.server = server
+        shared = instances.map { SharedStorageModel(instances: $0) }
+    }
+
+    /// Moves the simulated clock on (every step is at a new instant).
+    func tick() {
+        now += 1_000
+        step += 1
+    }
+
+    func note(_ text: @autoclosure () -> String) {
+        if trace != nil { trace?.append("[\(step)] \(text())") }
+    }
+}
+
+/// One ``StoreCore`` and everything its owner does around it, on one thread, on the
+/// simulated clock: the owner's part of ``MomentsStore`` (calls, loads, settling,
+/// subscribers, the change bus), over a ``SimulatedBackend``.
 ///
-/// Nothing here waits or reads a real clock: ``CoreSimulation`` picks each next step with
+/// Nothing here waits or reads a real clock: the simulation picks each next step with
 /// its seeded generator, so a schedule replays exactly from its seed.
 final class CoreWorld {
     /// A call of the owner's, in flight.
@@ -61,6 +96,7 @@ final class CoreWorld {
 
     /// What a like call returned (for rule 1).
     struct LikeCallRecord {
+        let instance: Int
         let userID: String
         let momentID: String
         let isLiked: Bool
@@ -72,10 +108,16 @@ final class CoreWorld {
     }
 
     var core: StoreCore
-    var server: SimulatedServer
-    /// The persisted state, as the store's batches wrote it.
+    let backend: SimulatedBackend
+    /// This instance's number (its inbox in shared storage).
+    let instance: Int
+    /// How far this instance's wall clock is off, in nanoseconds.
+    let skew: Int64
+    /// The persisted state, as the store's batches wrote it, without shared storage.
     var diskTimelines: [String: StoredTimeline] = [:]
     var diskMoments: [String: Moment] = [:]
+    /// The bus was interrupted: the instance reads the shared state again at a later step.
+    var resynchronising = false
     let watched: WatchedUsers
     /// Each subscriber's snapshots, in order, with the registers its own likes in flight
     /// hid at the time.
@@ -83,8 +125,6 @@ final class CoreWorld {
     /// Confirmed moment changes on the feed, in order.
     var feedMoments: [Moment] = []
 
-    private(set) var now: Int64 = 1_000_000_000
-    var step = 0
     private var lastNumber = 0
     var refreshes: [Int: Refresh] = [:]
     var likes: [Int: Like] = [:]
@@ -109,28 +149,101 @@ final class CoreWorld {
     var lostAnswers = 0
     /// Settlings whose refetch failed (left to the next refresh).
     var failedSettlings = 0
-    var failures: [String] = []
-    var trace: [String]? = nil
+    /// The margin of this instance's clock readings: half the skew instances tolerate.
+    static let margin: Int64 = 50_000
 
-    init(server: SimulatedServer, capacity: Int, brokenRules: StoreCore.BrokenRules) {
-        self.server = server
+    init(backend: SimulatedBackend, instance: Int = 0, skew: Int64 = 0, capacity: Int, brokenRules: StoreCore.BrokenRules) {
+        self.backend = backend
+        self.instance = instance
+        self.skew = skew
         let watched = WatchedUsers()
         self.watched = watched
-        core = StoreCore(capacity: capacity, likesAreExclusive: true, keepsConfirmationIntervals: false, logsDebug: false,
+        let shared = backend.shared != nil
+        core = StoreCore(capacity: capacity, likesAreExclusive: !shared, keepsConfirmationIntervals: shared, logsDebug: backend.trace != nil,
                          reportsEvictions: false, isWatched: { watched.users.contains($0) })
         core.brokenRules = brokenRules
     }
 
-    var instant: StoreInstant { StoreInstant(nanoseconds: now) }
+    var server: SimulatedServer {
+        get { backend.server }
+        set { backend.server = newValue }
+    }
+    var failures: [String] {
+        get { backend.failures }
+        set { backend.failures = newValue }
+    }
+    var trace: [String]? { backend.trace }
+    var step: Int { backend.step }
+    var instant: StoreInstant { StoreInstant(nanoseconds: backend.now) }
 
-    /// Moves the simulated clock on (every step is at a new instant).
-    func tick() {
-        now += 1_000
-        step += 1
+    /// This instance's reading of its clocks now, as ``ClockReading`` takes it: its wall
+    /// clock is off by ``skew``.
+    var reading: ClockReading? {
+        guard backend.shared != nil else { return nil }
+        let date = Date(timeIntervalSince1970: 1_800_000_000 + Double(backend.now + skew) / 1e9)
+        return ClockReading(instant: instant, date: date, margin: Self.margin)
     }
 
     func note(_ text: @autoclosure () -> String) {
-        if trace != nil { trace?.append("[\(step)] \(text())") }
+        backend.note("i\(instance) \(text())")
+    }
+
+    // MARK: - Storage
+
+    private func load(_ userID: String) -> MomentsDetails? {
+        if let shared = backend.shared { return shared.load(userID: userID) }
+        return diskTimelines[userID]?.assemble(for: userID) { diskMoments[$0] }
+    }
+
+    /// The timeline persistence holds for `userID`.
+    var persisted: (String) -> MomentsDetails? { { [unowned self] in self.load($0) } }
+
+    private func save(_ batch: PersistenceBatch) {
+        if backend.shared != nil {
+            do {
+                try backend.shared?.save(batch, from: instance)
+            } catch {
+                failures.append("i\(instance): a save failed: \(error)")
+            }
+            return
+        }
+        for (userID, timeline) in batch.timelines { diskTimelines[userID] = timeline }
+        for (id, moment) in batch.moments { diskMoments[id] = moment }
+    }
+
+    private func holders(of momentID: String) -> [String] {
+        if let shared = backend.shared { return shared.userIDs(holding: momentID) }
+        return diskTimelines.filter { $0.value.entries.contains { $0.momentID == momentID } }.keys.sorted()
+    }
+
+    // MARK: - The change bus
+
+    /// Applies the next announcement of another instance's commit.
+    func receiveNextCommit() {
+        guard let commit = backend.shared?.takeNext(for: instance), let reading else { return }
+        note("received a commit of \(commit.moments.map(\.moment.id)) and timelines \(commit.timelines.map(\.userID))")
+        findHolders(act(.sharedCommitted(commit, resynchronising: false, reading: reading)).unheld)
+    }
+
+    /// The bus loses what it had for this instance and says so.
+    func interrupt() {
+        guard backend.shared != nil else { return }
+        backend.shared?.interrupt(instance)
+        note("interrupted")
+        resynchronising = true
+    }
+
+    /// Reads the shared state of everything held again, after an interruption.
+    func resynchronise() {
+        guard resynchronising, let shared = backend.shared, let reading else { return }
+        resynchronising = false
+        let commit = shared.committedState(momentIDs: Array(core.state.records.keys).sorted(), userIDs: Array(core.state.timelines.keys).sorted())
+        note("resynchronised")
+        findHolders(act(.sharedCommitted(commit, resynchronising: true, reading: reading)).unheld)
+    }
+
+    private func findHolders(_ momentIDs: [String]) {
+        for momentID in momentIDs { act(.holdersFound(momentID: momentID, holders: holders(of: momentID))) }
     }
 
     private func nextNumber() -> Int {
@@ -167,6 +280,7 @@ final class CoreWorld {
     func like(_ isLiked: Bool, momentID: String, userID: String) {
         let id = nextNumber()
         likes[id] = Like(userID: userID, momentID: momentID, isLiked: isLiked, stage: .loading, start: step)
+        backend.likesInFlight.append((userID, momentID))
         note("like \(isLiked) \(momentID) by \(userID) #\(id)")
         act(.likeAsked(id, userID: userID, momentID: momentID, isLiked: isLiked))
         if core.markUsed(userID) { readyLike(id) } else { wantLoad(userID, by: id) }
@@ -184,7 +298,7 @@ final class CoreWorld {
     /// Completes the read of `userID`'s persisted timeline; the calls waiting on it go on.
     func completeLoad(_ userID: String) {
         guard let callers = loads.removeValue(forKey: userID) else { return }
-        let loaded = diskTimelines[userID]?.assemble(for: userID) { diskMoments[$0] }
+        let loaded = load(userID)
         note("loaded \(userID): \(loaded.map(summarize) ?? "nothing")")
         if act(.loaded(userID: userID, details: loaded)).refusal != nil { failures.append("a persisted timeline of \(userID) was refused") }
         for caller in callers {
@@ -224,7 +338,7 @@ final class CoreWorld {
         note("delivered #\(request) to #\(pending.caller)")
         if let refresh = refreshes[pending.caller], case .sent(_, let sent) = refresh.stage {
             let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: answer, origin: .server(sentAt: nil)),
-                                                 sent: sent, cachePolicy: .remote, reading: nil))
+                                                 sent: sent, cachePolicy: .remote, reading: reading))
             if let refusal = performed.refusal { failures.append("an answer for \(refresh.userID) was refused: \(refusal)") }
             refreshes[pending.caller]?.stage = .answered(request: request)
         } else if let like = likes[pending.caller], case .sent(_, let sent) = like.stage {
@@ -272,12 +386,17 @@ final class CoreWorld {
     @discardableResult
     private func endLike(_ id: Int, _ outcome: StoreCore.LikeOutcome, returned: Moment??) -> MomentsStore.Performed {
         guard let like = likes.removeValue(forKey: id) else { return MomentsStore.Performed() }
-        let performed = act(.likeEnded(id, outcome, reading: nil))
+        let performed = act(.likeEnded(id, outcome, reading: reading))
         var result: Moment?? = nil
         if case .answered = outcome, performed.refusal == nil {
             result = .some(core.state.displayedTimeline(like.userID)?.moment(withID: like.momentID))
         }
-        likeRecords.append(LikeCallRecord(userID: like.userID, momentID: like.momentID, isLiked: like.isLiked, start: like.start, end: step, returned: result))
+        let record = LikeCallRecord(instance: instance, userID: like.userID, momentID: like.momentID, isLiked: like.isLiked, start: like.start, end: step, returned: result)
+        likeRecords.append(record)
+        backend.endedLikes.append(record)
+        if let index = backend.likesInFlight.firstIndex(where: { $0.userID == like.userID && $0.momentID == like.momentID }) {
+            backend.likesInFlight.remove(at: index)
+        }
         return performed
     }
 
@@ -315,14 +434,16 @@ final class CoreWorld {
         for action in core.handle(event, at: instant) {
             switch action {
             case .emit(let kind):
-                if case .moment(let change) = kind, change.phase != .optimistic { feedMoments.append(change.moment) }
+                if case .moment(let change) = kind, change.phase != .optimistic {
+                    feedMoments.append(change.moment)
+                    note("  feed: \(change.moment.id)[\((change.moment.likes ?? []).map(\.id).joined(separator: ","))] \(change.phase)")
+                }
             case .deliverSnapshots(let users):
                 for user in users.sorted() where watched.users.contains(user) {
                     if let details = core.state.displayedTimeline(user) { record(details, for: user) }
                 }
             case .persist(let batch):
-                for (userID, timeline) in batch.timelines { diskTimelines[userID] = timeline }
-                for (id, moment) in batch.moments { diskMoments[id] = moment }
+                save(batch)
             case .load:
                 performed.needsLoad = true
             case .send(let id):
@@ -341,8 +462,8 @@ final class CoreWorld {
                 break
             case .refuse(let error):
                 performed.refusal = error
-            case .log:
-                break
+            case .log(let level, let message, let userID, _):
+                note("  store \(level) (\(userID)): \(message)")
             }
         }
         return performed
@@ -369,7 +490,7 @@ final class CoreWorld {
 
     /// Whether nothing is in flight.
     var isQuiet: Bool {
-        refreshes.isEmpty && likes.isEmpty && requests.isEmpty && loads.isEmpty && settlings.isEmpty
+        refreshes.isEmpty && likes.isEmpty && requests.isEmpty && loads.isEmpty && settlings.isEmpty && !resynchronising
     }
 }
 

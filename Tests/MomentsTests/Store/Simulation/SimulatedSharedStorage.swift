@@ -12,7 +12,7 @@ import Moments
 /// Announcements wait in a per-instance inbox, in commit order, until the simulation
 /// delivers them; a delivery reads the rows as they are then, as a `LISTEN`ing
 /// connection does. An interruption drops an inbox and tells the instance so.
-actor SimulatedSharedStorage {
+struct SharedStorageModel {
     private struct Row<Value> {
         var value: Value
         var confirmed: ConfirmationInterval?
@@ -32,32 +32,13 @@ actor SimulatedSharedStorage {
     private var moments: [String: Row<Moment>] = [:]
     private var timelines: [String: Row<StoredTimeline>] = [:]
     private var inboxes: [[Announcement]]
-    private let feeds: [AsyncStream<SharedChangeEvent>.Continuation]
-    private nonisolated let streams: [AsyncStream<SharedChangeEvent>]
-    /// Saves and deliveries so far, for telling when the instances have settled.
     private(set) var operations = 0
-    /// Each save and delivery, for traces of failing schedules.
     private(set) var log: [String] = []
-    /// Events delivered to each instance so far.
     private(set) var delivered: [Int]
 
     init(instances: Int) {
-        var feeds: [AsyncStream<SharedChangeEvent>.Continuation] = []
-        var streams: [AsyncStream<SharedChangeEvent>] = []
-        for _ in 0..<instances {
-            let (stream, continuation) = AsyncStream<SharedChangeEvent>.makeStream()
-            streams.append(stream)
-            feeds.append(continuation)
-        }
-        self.feeds = feeds
-        self.streams = streams
         inboxes = Array(repeating: [], count: instances)
         delivered = Array(repeating: 0, count: instances)
-    }
-
-    /// Instance `instance`'s view: its persistence and change bus.
-    nonisolated func view(_ instance: Int) -> SimulatedInstanceStorage {
-        SimulatedInstanceStorage(storage: self, instance: instance, events: streams[instance])
     }
 
     // MARK: - The simulation's controls
@@ -68,8 +49,9 @@ actor SimulatedSharedStorage {
     }
 
     /// Delivers `instance`'s oldest waiting announcement, read from the rows as they are now.
-    func deliverNext(to instance: Int) {
-        guard !inboxes[instance].isEmpty else { return }
+    /// The next announcement for `instance`, read as the rows are now (`nil`: none).
+    mutating func takeNext(for instance: Int) -> SharedCommit? {
+        guard !inboxes[instance].isEmpty else { return nil }
         let announcement = inboxes[instance].removeFirst()
         var commit = committedState(momentIDs: announcement.momentIDs, userIDs: announcement.userIDs)
         for index in commit.moments.indices where announcement.contested.contains(commit.moments[index].moment.id) {
@@ -81,15 +63,15 @@ actor SimulatedSharedStorage {
         log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })")
         operations += 1
         delivered[instance] += 1
-        feeds[instance].yield(.committed(commit))
+        return commit
     }
 
-    /// `instance`'s connection is lost and found again: what was announced meanwhile is lost.
-    func interrupt(_ instance: Int) {
+    /// `instance`'s connection is lost and found again: what was announced meanwhile is
+    /// lost (the instance is told it was interrupted).
+    mutating func interrupt(_ instance: Int) {
         inboxes[instance] = []
         operations += 1
         delivered[instance] += 1
-        feeds[instance].yield(.interrupted)
     }
 
     // MARK: - Persistence
@@ -98,7 +80,7 @@ actor SimulatedSharedStorage {
         timelines[userID]?.value.assemble(for: userID) { moments[$0]?.value }
     }
 
-    func save(_ batch: PersistenceBatch, from instance: Int) throws {
+    mutating func save(_ batch: PersistenceBatch, from instance: Int) throws {
         for (userID, timeline) in batch.timelines {
             if let duplicate = timeline.duplicateMomentID {
                 throw PersistenceError.duplicateMoment(duplicate, location: "shared", userID: userID)
@@ -162,7 +144,7 @@ actor SimulatedSharedStorage {
         timelines.filter { $0.value.value.entries.contains { $0.momentID == momentID } }.keys.sorted()
     }
 
-    func remove(userID: String) {
+    mutating func remove(userID: String) {
         guard let old = timelines.removeValue(forKey: userID) else { return }
         let held = Set(timelines.values.flatMap { $0.value.entries.map(\.momentID) })
         for entry in old.value.entries where !held.contains(entry.momentID) { moments[entry.momentID] = nil }
@@ -172,7 +154,7 @@ actor SimulatedSharedStorage {
         timelines.keys.sorted()
     }
 
-    func removeAll() {
+    mutating func removeAll() {
         moments = [:]
         timelines = [:]
     }
@@ -193,6 +175,56 @@ actor SimulatedSharedStorage {
             }
         }
         return commit
+    }
+}
+
+/// ``SharedStorageModel`` behind an actor, with one stream of bus events per instance,
+/// for stores that run on real threads.
+actor SimulatedSharedStorage {
+    private var model: SharedStorageModel
+    private let feeds: [AsyncStream<SharedChangeEvent>.Continuation]
+    private nonisolated let streams: [AsyncStream<SharedChangeEvent>]
+
+    init(instances: Int) {
+        var feeds: [AsyncStream<SharedChangeEvent>.Continuation] = []
+        var streams: [AsyncStream<SharedChangeEvent>] = []
+        for _ in 0..<instances {
+            let (stream, continuation) = AsyncStream<SharedChangeEvent>.makeStream()
+            streams.append(stream)
+            feeds.append(continuation)
+        }
+        self.feeds = feeds
+        self.streams = streams
+        model = SharedStorageModel(instances: instances)
+    }
+
+    /// Instance `instance`'s view: its persistence and change bus.
+    nonisolated func view(_ instance: Int) -> SimulatedInstanceStorage {
+        SimulatedInstanceStorage(storage: self, instance: instance, events: streams[instance])
+    }
+
+    var instancesWithAnnouncements: [Int] { model.instancesWithAnnouncements }
+    var operations: Int { model.operations }
+    var log: [String] { model.log }
+    var delivered: [Int] { model.delivered }
+
+    func deliverNext(to instance: Int) {
+        if let commit = model.takeNext(for: instance) { feeds[instance].yield(.committed(commit)) }
+    }
+
+    func interrupt(_ instance: Int) {
+        model.interrupt(instance)
+        feeds[instance].yield(.interrupted)
+    }
+
+    func load(userID: String) -> MomentsDetails? { model.load(userID: userID) }
+    func save(_ batch: PersistenceBatch, from instance: Int) throws { try model.save(batch, from: instance) }
+    func userIDs(holding momentID: String) -> [String] { model.userIDs(holding: momentID) }
+    func remove(userID: String) { model.remove(userID: userID) }
+    func userIDs() -> [String] { model.userIDs() }
+    func removeAll() { model.removeAll() }
+    func committedState(momentIDs: [String], userIDs: [String]) -> SharedCommit {
+        model.committedState(momentIDs: momentIDs, userIDs: userIDs)
     }
 }
 
