@@ -7,7 +7,9 @@ import Testing
 /// ``CoreSimulation``): single-threaded, so a failing seed replays exactly.
 ///
 /// `MOMENTS_CORE_SIMULATION_SCHEDULES=N` runs N schedules per model (2,000 by default);
-/// `MOMENTS_CORE_SIMULATION_SEED=S` replays schedule S alone, printing its trace.
+/// `MOMENTS_CORE_SIMULATION_SEED=S` replays schedule S alone, printing its trace
+/// (`MOMENTS_CORE_SIMULATION_STEPS=K`: its first K steps only); the same with
+/// `MOMENTS_CORE_SHARED_SIMULATION_` for two or three instances.
 @Suite struct CoreSimulationTests {
     static let environment = ProcessInfo.processInfo.environment
 
@@ -25,7 +27,9 @@ import Testing
     /// Runs `PREFIX_SCHEDULES` schedules (or replays `PREFIX_SEED`, printing its trace).
     private func run(model: SimulatedServer.IsLikedModel, instances: (UInt64) -> Int, prefix: String, defaultCount: UInt64) {
         if let seed = Self.environment["\(prefix)_SEED"].flatMap(UInt64.init) {
-            let (failures, trace) = CoreSimulation(seed: seed, model: model, tracing: true, instances: instances(seed)).run()
+            var simulation = CoreSimulation(seed: seed, model: model, tracing: true, instances: instances(seed))
+            if let steps = Self.environment["\(prefix)_STEPS"].flatMap(Int.init) { simulation.steps = steps }
+            let (failures, trace) = simulation.run()
             FileHandle.standardError.write(Data((trace + failures.map { "FAILURE: \($0)" }).joined(separator: "\n").utf8 + [10]))
             #expect(failures.isEmpty, "schedule \(seed), \(model) isLiked")
             return
@@ -38,11 +42,37 @@ import Testing
             guard !failures.isEmpty else { continue }
             failed += 1
             if failed <= 5 {
-                Issue.record("schedule \(seed), \(model) isLiked, failed (replay: \(prefix)_SEED=\(seed) swift test --filter CoreSimulationTests):\n  \(failures.joined(separator: "\n  "))")
+                let shortest = CoreSimulation(seed: seed, model: model, instances: instances(seed)).shrunk()?.steps ?? 0
+                Issue.record("schedule \(seed), \(model) isLiked, failed (replay: \(prefix)_SEED=\(seed) swift test --filter CoreSimulationTests; fails with its first \(shortest) steps):\n  \(failures.joined(separator: "\n  "))")
             }
         }
         print("\(prefix), \(model) isLiked: \(count) schedules, \(failed) failed, in \(ContinuousClock.now - started)")
         #expect(failed == 0, "\(failed) of \(count) schedules failed")
+    }
+
+    /// Schedules that failed once, shrunk to their first steps, kept as they were found.
+    @Test(arguments: [
+        // Three instances sharing storage; on one, u0 unlikes m4 and likes m3 at once.
+        // The unlike's answer, computed before the like, arrives first and lists m3
+        // without u0; the like's answer, of unknown order against it, was not applied
+        // (a pin that contradicted such a value was left to the server), so
+        // setLike(true, m3) returned m3 without its liker: the like storm, shared.
+        Regression(seed: 1, instances: 3, steps: 5, model: .perViewer),
+        Regression(seed: 1, instances: 3, steps: 5, model: .global),
+        // The same with two instances.
+        Regression(seed: 0, instances: 2, steps: 6, model: .perViewer),
+    ])
+    func aScheduleThatOnceFailedKeepsTheRules(_ regression: Regression) {
+        let failures = CoreSimulation(seed: regression.seed, model: regression.model, steps: regression.steps, instances: regression.instances).run().failures
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    struct Regression: Sendable, CustomTestStringConvertible {
+        let seed: UInt64
+        let instances: Int
+        let steps: Int
+        let model: SimulatedServer.IsLikedModel
+        var testDescription: String { "seed \(seed), \(instances) instances, \(steps) steps, \(model)" }
     }
 
     @Test func aScheduleReplaysExactlyFromItsSeed() {

@@ -110,6 +110,19 @@ struct CoreSimulation {
         return (backend.failures, backend.trace ?? [])
     }
 
+    /// The shortest schedule of this seed that still fails (its first steps, then
+    /// quiescence and the final checks), or `nil` if this one passes: what a regression
+    /// test keeps.
+    func shrunk() -> CoreSimulation? {
+        guard !run().failures.isEmpty else { return nil }
+        for count in 1...steps {
+            var shorter = self
+            shorter.steps = count
+            if !shorter.run().failures.isEmpty { return shorter }
+        }
+        return self
+    }
+
     /// Runs everything in flight to its end, in a random order, failing nothing and
     /// delivering every announcement.
     private func quiesce(_ worlds: [CoreWorld], using generator: inout SeededGenerator) {
