@@ -22,26 +22,39 @@ extension MomentsStore {
 
     /// Feeds `event` to the core now; performs what it returns.
     @discardableResult
-    func act(_ event: StoreCore.Event) -> Performed {
+    func act(_ event: consuming StoreCore.Event) -> Performed {
         act(event, at: instant)
     }
 
-    /// Feeds `event`, which happened at `now`, to the core; performs what it returns.
-    @discardableResult
-    func act(_ event: StoreCore.Event, at now: StoreInstant) -> Performed {
-        perform(core.handle(event, at: now))
+    /// Feeds `event` to the core now, and performs what it returns, for an event whose
+    /// actions leave the caller nothing to do (no load, write, refusal or refetch).
+    func note(_ event: consuming StoreCore.Event, at now: StoreInstant) {
+        let actions = core.handle(event, at: now)
+        var performed = Performed()
+        perform(actions, into: &performed)
+        core.recycle(actions)
     }
 
-    private func perform(_ actions: [StoreCore.Action]) -> Performed {
+    /// Feeds `event`, which happened at `now` (the clocks read as `reading`), to the
+    /// core; performs what it returns.
+    @discardableResult
+    func act(_ event: consuming StoreCore.Event, at now: StoreInstant, reading: ClockReading? = nil) -> Performed {
+        let actions = core.handle(event, at: now, reading: reading)
         var performed = Performed()
+        perform(actions, into: &performed)
+        core.recycle(actions)
+        return performed
+    }
+
+    private func perform(_ actions: [StoreCore.Action], into performed: inout Performed) {
         for action in actions {
             switch action {
             case .emit(let kind):
                 feed.publish(kind)
             case .deliverSnapshots(let users):
                 publishSnapshots(to: users)
-            case .persist(let batch):
-                performed.ticket = writer.enqueue(batch)
+            case .persist:
+                performed.ticket = writer.enqueue(core.takeBatch())
             case .load:
                 performed.needsLoad = true
             case .send(let call):
@@ -69,7 +82,6 @@ extension MomentsStore {
                 log(level, message, userID: userID, error: error)
             }
         }
-        return performed
     }
 
     /// Waits until the core sends like call `call` (its chain's calls before it ended).

@@ -50,11 +50,11 @@ extension MomentsStore {
         beginActivity()
         defer { endActivity() }
         let call = nextNumber()
-        act(.likeAsked(call, userID: userID, momentID: momentID, isLiked: isLiked))
+        note(.likeAsked(call, userID: userID, momentID: momentID, isLiked: isLiked), at: instant)
         var ended = false
-        defer { if !ended { act(.likeEnded(call, .notSent, reading: nil)) } }
+        defer { if !ended { act(.likeEnded(call, .notSent)) } }
         _ = try await loadIfNeeded(userID)
-        act(.likeReady(call))
+        note(.likeReady(call), at: instant)
         // The request runs in the caller's task; the chain's calls before it end first.
         await waitForTurn(call)
         let outcome: StoreCore.LikeOutcome
@@ -77,7 +77,7 @@ extension MomentsStore {
         let now = instant
         let reading = keepsConfirmationIntervals && answer != nil
             ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
-        let performed = act(.likeEnded(call, outcome, reading: reading), at: now)
+        let performed = act(.likeEnded(call, outcome), at: now, reading: reading)
         if let refusal = performed.refusal { throw refusal }
         guard let answer else { throw failure }
         if let invalidation = performed.invalidation {

@@ -53,22 +53,26 @@ extension MomentsStore {
         beginActivity()
         var request: StoreCore.RequestID?
         defer {
-            act(.refreshEnded(userID: userID, request: request))
+            note(.refreshEnded(userID: userID, request: request), at: instant)
             if !persistenceFailures.isEmpty { persistenceFailures[userID] = nil }
             endActivity()
         }
-        if act(.refreshBegan(userID: userID)).needsLoad {
+        let number = nextNumber()
+        request = number
+        let began = instant
+        let started: StoreInstant
+        if act(.refreshBegan(userID: userID, request: number), at: began).needsLoad {
             do {
                 _ = try await loadIfNeeded(userID)
             } catch {
                 // A damaged persisted timeline is replaced by the server's answer below.
                 log(.warning, "the persisted timeline cannot be read; refreshing from the service", userID: userID, error: error)
             }
+            started = instant
+            note(.refreshSent(userID: userID, request: number), at: started)
+        } else {
+            started = began
         }
-        let started = instant
-        let number = nextNumber()
-        request = number
-        act(.refreshSent(userID: userID, request: number), at: started)
         var last: MomentsDetails?
         do {
             if cachePolicy == .localThenRemote {
@@ -101,7 +105,7 @@ extension MomentsStore {
         let now = instant
         let reading = keepsConfirmationIntervals && answer.origin != .cache
             ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
-        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, cachePolicy: cachePolicy, reading: reading), at: now)
+        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, cachePolicy: cachePolicy), at: now, reading: reading)
         if let refusal = performed.refusal { throw refusal }
         do {
             // Untraced (the common case), the writer is awaited without the span's frame.

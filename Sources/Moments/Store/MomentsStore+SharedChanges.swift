@@ -13,7 +13,7 @@ extension MomentsStore {
                 let confirmed = (commit.moments.compactMap { $0.confirmedWithin?.notAfter } + commit.timelines.compactMap { $0.confirmedWithin?.notAfter }).max()
                 if let confirmed { instruments.appliedShared(confirmedBy: confirmed, now: configuration.clock.date) }
             }
-            await findHolders(act(.sharedCommitted(commit, resynchronising: false, reading: sharedReading())).unheld)
+            await findHolders(act(.sharedCommitted(commit, resynchronising: false), at: instant, reading: sharedReading()).unheld)
         case .interrupted:
             feed.publish(.sharedChangesInterrupted)
             // Re-read until it succeeds (50 ms, doubling up to 2 s between attempts): the
@@ -24,7 +24,7 @@ extension MomentsStore {
                 let userIDs = Array(state.timelines.keys)
                 do {
                     let commit = try await bus.committedState(momentIDs: momentIDs, userIDs: userIDs)
-                    await findHolders(act(.sharedCommitted(commit, resynchronising: true, reading: sharedReading())).unheld)
+                    await findHolders(act(.sharedCommitted(commit, resynchronising: true), at: instant, reading: sharedReading()).unheld)
                     return
                 } catch {
                     log(.error, "could not resynchronise with the shared storage after an interruption; trying again", userID: "", error: error)

@@ -97,8 +97,9 @@ public actor MomentsStore {
 
     /// Every decision: the store feeds it events and performs its actions.
     var core: StoreCore
-    /// The state as the core keeps it, for reading.
-    var state: StoreState { core.state }
+    /// The state as the core keeps it, for reading (the same object as `core.state`,
+    /// held here too so that a read does not access the core).
+    let state: StoreState
     /// Numbers like calls and requests (one counter for both).
     var lastNumber = 0
     /// Like calls waiting for their turn in their chain.
@@ -144,6 +145,7 @@ public actor MomentsStore {
             keepsConfirmationIntervals: persistence.keepsConfirmationIntervals, logsDebug: configuration.logLevel <= .debug && configuration.logHandler != nil,
             reportsEvictions: instruments.isMeasuring, isWatched: { snapshots.hasSubscribers($0) }
         )
+        self.state = core.state
         if let bus = configuration.changeBus {
             let events = bus.sharedChanges()
             busConsumer.withLock {

@@ -50,11 +50,18 @@ final class PersistenceWriter: Sendable {
         self.instruments = instruments
     }
 
+    /// What a ticket's holder writes first, boxed: a ticket stays a small value that
+    /// the store hands around without copying a batch.
+    final class FirstWrite: Sendable {
+        let batch: PersistenceBatch
+        init(_ batch: PersistenceBatch) { self.batch = batch }
+    }
+
     /// A queued batch: its number, or, for a caller who found no write under way, what
     /// that caller writes first (its batch, after any backlog), before the queue.
     struct Ticket {
         let number: UInt64
-        fileprivate let firstWrite: PersistenceBatch?
+        fileprivate let firstWrite: FirstWrite?
         /// The writer was closed: the batch was not queued.
         fileprivate var isRefused = false
     }
@@ -76,10 +83,10 @@ final class PersistenceWriter: Sendable {
             // Nothing is pending when no write is under way: this batch is next. Only its
             // writer touches the backlog until the write ends.
             state.isWriting = true
-            guard !state.backlog.isEmpty else { return Ticket(number: state.nextTicket, firstWrite: batch) }
+            guard !state.backlog.isEmpty else { return Ticket(number: state.nextTicket, firstWrite: FirstWrite(batch)) }
             var write = state.backlog
             write.merge(batch)
-            return Ticket(number: state.nextTicket, firstWrite: write)
+            return Ticket(number: state.nextTicket, firstWrite: FirstWrite(write))
         }
     }
 
@@ -91,7 +98,7 @@ final class PersistenceWriter: Sendable {
     nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
         if ticket.isRefused { throw MomentsStoreError(code: .shutDown, userID: "", momentID: "") }
-        guard let write = ticket.firstWrite else { return try await waitForTurn(ticket) }
+        guard let write = ticket.firstWrite?.batch else { return try await waitForTurn(ticket) }
         // The ticket's batch is written here, and then what was queued meanwhile (its
         // outcome is the batch's own write's).
         let outcome = await save(write)

@@ -24,7 +24,7 @@ extension StoreCore {
             case .cache: break
             }
         }
-        actions.append(.persist(applied.batch))
+        persist(applied.batch, into: &actions)
     }
 
     /// Applies an answer under the ordering rule and emits what changed; returns what to

@@ -53,7 +53,7 @@ extension StoreCore {
         if let applied {
             finishLike(call, id: id, failed: false, answerChangedLikersView: applied.likersViewChanged, at: now, into: &actions)
             if applied.needsConvergence { scheduleSettling(key.userID, since: now, into: &actions) }
-            actions.append(.persist(applied.batch))
+            persist(applied.batch, into: &actions)
             actions.append(.invalidateCachedTimelines(momentID: key.momentID, liker: key.userID))
             return
         }

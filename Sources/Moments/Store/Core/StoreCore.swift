@@ -24,14 +24,16 @@ struct StoreCore {
 
     /// What happened, fed to ``handle(_:at:)``.
     enum Event {
-        /// A refresh of `userID` began; its timeline is wanted.
-        case refreshBegan(userID: String)
-        /// The refresh of `userID` sent its request (after reading the persisted
-        /// timeline, if memory lacked it).
+        /// A refresh of `userID` began, its request numbered `request`: sent now if
+        /// memory holds the timeline, else once it is read (``Action/load(userID:)``,
+        /// then ``refreshSent(userID:request:)``).
+        case refreshBegan(userID: String, request: RequestID)
+        /// The refresh of `userID` sent its request, after reading the persisted timeline.
         case refreshSent(userID: String, request: RequestID)
         /// An answer to `userID`'s refresh sent at `sent` arrived (several may, for a
-        /// cache then the network).
-        case refreshAnswered(userID: String, answer: MomentsAnswer, sent: StoreInstant, cachePolicy: CachePolicy, reading: ClockReading?)
+        /// cache then the network). The reading dates what is written, for storage
+        /// that keeps confirmation intervals.
+        case refreshAnswered(userID: String, answer: MomentsAnswer, sent: StoreInstant, cachePolicy: CachePolicy)
         /// The refresh of `userID` ended, with `request` if it sent one.
         case refreshEnded(userID: String, request: RequestID?)
         /// A persisted timeline was read (`nil`: none).
@@ -41,11 +43,12 @@ struct StoreCore {
         /// The liker's timeline is in memory if it exists: the like is shown to its
         /// liker and joins its chain; its request is counted from now.
         case likeReady(CallID)
-        /// A like call ended: answered (its request sent at `sent`), failed, or never sent.
-        case likeEnded(CallID, LikeOutcome, reading: ClockReading?)
+        /// A like call ended: answered (its request sent at `sent`), failed, or never
+        /// sent. The reading dates what is written, as for a refresh's answer.
+        case likeEnded(CallID, LikeOutcome)
         /// Another instance committed (or, after an interruption, the shared storage's
-        /// state was read again).
-        case sharedCommitted(SharedCommit, resynchronising: Bool, reading: ClockReading)
+        /// state was read again); it needs a reading of the clocks.
+        case sharedCommitted(SharedCommit, resynchronising: Bool)
         /// The users persistence lists as holding `momentID`, which the server must settle
         /// though no timeline in memory holds it.
         case holdersFound(momentID: String, holders: [String])
@@ -72,8 +75,10 @@ struct StoreCore {
         case emit(MomentsChange.Kind)
         /// Send new snapshots to these users' subscribers.
         case deliverSnapshots(Set<String>)
-        /// Write confirmed state, in order with the batches before it.
-        case persist(PersistenceBatch)
+        /// Write the next batch of confirmed state (``takeBatch()``), in order with the
+        /// batches before it. (The batch waits in the core: its dates make it a value
+        /// the runtime lays out, too costly to carry in every action.)
+        case persist
         /// Read `userID`'s persisted timeline, then report ``Event/loaded(userID:details:)``.
         case load(userID: String)
         /// The like call may send its request now.
@@ -120,6 +125,10 @@ struct StoreCore {
     var brokenRules: BrokenRules = []
     var likes = LikeBook()
     var refreshes = RefreshBook()
+    /// The storage of the last actions returned (see ``recycle(_:)``).
+    private var spareActions: [Action] = []
+    /// Batches to write, in order, one per ``Action/persist``.
+    private var batches: [PersistenceBatch] = []
     var settling = SettleBook()
     /// Whether batches carry when the server confirmed them.
     let keepsConfirmationIntervals: Bool
@@ -142,20 +151,26 @@ struct StoreCore {
         self.isWatched = isWatched
     }
 
-    /// Takes in what happened at `now`; returns what to do, in order.
-    mutating func handle(_ event: Event, at now: StoreInstant) -> [Action] {
+    /// Takes in what happened at `now` (with a `reading` of the wall clock where the event
+    /// needs one); returns what to do, in order.
+    mutating func handle(_ event: consuming Event, at now: StoreInstant, reading: ClockReading? = nil) -> [Action] {
         var actions: [Action] = []
-        switch event {
-        case .refreshBegan(let userID):
+        swap(&actions, &spareActions)
+        actions.removeAll(keepingCapacity: true)
+        switch consume event {
+        case .refreshBegan(let userID, let request):
             actions.append(.emit(.refreshStarted(userID: userID)))
-            if !state.touch(userID) {
+            if state.touch(userID) {
+                refreshes.inFlight[userID] = .sent(now)
+                refreshes.requestStarts[request] = now
+            } else {
                 refreshes.inFlight[userID] = .loading
                 actions.append(.load(userID: userID))
             }
         case .refreshSent(let userID, let request):
             refreshes.inFlight[userID] = .sent(now)
             refreshes.requestStarts[request] = now
-        case .refreshAnswered(let userID, let answer, let sent, let cachePolicy, let reading):
+        case .refreshAnswered(let userID, let answer, let sent, let cachePolicy):
             answerRefresh(answer, for: userID, sent: sent, cachePolicy: cachePolicy, reading: reading, at: now, into: &actions)
         case .refreshEnded(let userID, let request):
             refreshes.inFlight[userID] = nil
@@ -167,9 +182,10 @@ struct StoreCore {
             likes.inFlightPerUser[userID, default: 0] += 1
         case .likeReady(let call):
             readyLike(call, at: now, into: &actions)
-        case .likeEnded(let call, let outcome, let reading):
+        case .likeEnded(let call, let outcome):
             endLike(call, outcome, reading: reading, at: now, into: &actions)
-        case .sharedCommitted(let commit, let resynchronising, let reading):
+        case .sharedCommitted(let commit, let resynchronising):
+            guard let reading else { break }
             if !resynchronising { forgetRemoved(commit, into: &actions) }
             applyShared(commit, reading: reading, at: now, into: &actions)
         case .holdersFound(let momentID, let holders):
@@ -182,6 +198,23 @@ struct StoreCore {
             settling.running.remove(userID)
         }
         return actions
+    }
+
+    /// Gives back the actions ``handle(_:at:)`` returned, once performed: their storage
+    /// holds the next event's (an event allocates nothing for its actions).
+    mutating func recycle(_ actions: consuming [Action]) {
+        spareActions = actions
+    }
+
+    /// Queues `batch` for the owner to write.
+    mutating func persist(_ batch: PersistenceBatch, into actions: inout [Action]) {
+        batches.append(batch)
+        actions.append(.persist)
+    }
+
+    /// The batch of the next ``Action/persist``, oldest first.
+    mutating func takeBatch() -> PersistenceBatch {
+        batches.isEmpty ? PersistenceBatch() : batches.removeFirst()
     }
 
     // MARK: - Reading

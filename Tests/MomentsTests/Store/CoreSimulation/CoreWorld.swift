@@ -52,8 +52,8 @@ final class CoreWorld {
 
     /// Where a refresh is.
     enum RefreshStage {
-        /// Waiting for its timeline's read from persistence.
-        case loading
+        /// Waiting for its timeline's read from persistence; its request's number.
+        case loading(request: Int)
         /// Its request is at the server (see ``Request``).
         case sent(request: Int, at: StoreInstant)
         /// Its answer was applied; the call returns at a later step.
@@ -222,7 +222,7 @@ final class CoreWorld {
     func receiveNextCommit() {
         guard let commit = backend.shared?.takeNext(for: instance), let reading else { return }
         note("received a commit of \(commit.moments.map(\.moment.id)) and timelines \(commit.timelines.map(\.userID))")
-        findHolders(act(.sharedCommitted(commit, resynchronising: false, reading: reading)).unheld)
+        findHolders(act(.sharedCommitted(commit, resynchronising: false), reading: reading).unheld)
     }
 
     /// The bus loses what it had for this instance and says so.
@@ -239,7 +239,7 @@ final class CoreWorld {
         resynchronising = false
         let commit = shared.committedState(momentIDs: Array(core.state.records.keys).sorted(), userIDs: Array(core.state.timelines.keys).sorted())
         note("resynchronised")
-        findHolders(act(.sharedCommitted(commit, resynchronising: true, reading: reading)).unheld)
+        findHolders(act(.sharedCommitted(commit, resynchronising: true), reading: reading).unheld)
     }
 
     private func findHolders(_ momentIDs: [String]) {
@@ -258,20 +258,22 @@ final class CoreWorld {
     func refresh(_ userID: String) -> Int {
         if let (id, _) = refreshes.first(where: { $0.value.userID == userID }) { return id }
         let id = nextNumber()
-        refreshes[id] = Refresh(userID: userID, stage: .loading)
+        refreshes[id] = Refresh(userID: userID, stage: .loading(request: 0))
         note("refresh \(userID) #\(id)")
-        let performed = act(.refreshBegan(userID: userID))
-        if performed.needsLoad {
+        let request = nextNumber()
+        if act(.refreshBegan(userID: userID, request: request)).needsLoad {
+            refreshes[id]?.stage = .loading(request: request)
             wantLoad(userID, by: id)
         } else {
-            sendRefresh(id)
+            requests[request] = Request(caller: id)
+            refreshes[id]?.stage = .sent(request: request, at: instant)
         }
         return id
     }
 
+    /// Sends a refresh that waited for its timeline's read.
     private func sendRefresh(_ id: Int) {
-        guard let refresh = refreshes[id] else { return }
-        let request = nextNumber()
+        guard let refresh = refreshes[id], case .loading(let request) = refresh.stage else { return }
         requests[request] = Request(caller: id)
         refreshes[id]?.stage = .sent(request: request, at: instant)
         act(.refreshSent(userID: refresh.userID, request: request))
@@ -338,7 +340,7 @@ final class CoreWorld {
         note("delivered #\(request) to #\(pending.caller)")
         if let refresh = refreshes[pending.caller], case .sent(_, let sent) = refresh.stage {
             let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: answer, origin: .server(sentAt: nil)),
-                                                 sent: sent, cachePolicy: .remote, reading: reading))
+                                                 sent: sent, cachePolicy: .remote), reading: reading)
             if let refusal = performed.refusal { failures.append("an answer for \(refresh.userID) was refused: \(refusal)") }
             refreshes[pending.caller]?.stage = .answered(request: request)
         } else if let like = likes[pending.caller], case .sent(_, let sent) = like.stage {
@@ -386,7 +388,7 @@ final class CoreWorld {
     @discardableResult
     private func endLike(_ id: Int, _ outcome: StoreCore.LikeOutcome, returned: Moment??) -> MomentsStore.Performed {
         guard let like = likes.removeValue(forKey: id) else { return MomentsStore.Performed() }
-        let performed = act(.likeEnded(id, outcome, reading: reading))
+        let performed = act(.likeEnded(id, outcome), reading: reading)
         var result: Moment?? = nil
         if case .answered = outcome, performed.refusal == nil {
             result = .some(core.state.displayedTimeline(like.userID)?.moment(withID: like.momentID))
@@ -429,9 +431,9 @@ final class CoreWorld {
     // MARK: - Performing the core's actions
 
     @discardableResult
-    func act(_ event: StoreCore.Event) -> MomentsStore.Performed {
+    func act(_ event: StoreCore.Event, reading: ClockReading? = nil) -> MomentsStore.Performed {
         var performed = MomentsStore.Performed()
-        for action in core.handle(event, at: instant) {
+        for action in core.handle(event, at: instant, reading: reading) {
             switch action {
             case .emit(let kind):
                 if case .moment(let change) = kind, change.phase != .optimistic {
@@ -442,8 +444,8 @@ final class CoreWorld {
                 for user in users.sorted() where watched.users.contains(user) {
                     if let details = core.state.displayedTimeline(user) { record(details, for: user) }
                 }
-            case .persist(let batch):
-                save(batch)
+            case .persist:
+                save(core.takeBatch())
             case .load:
                 performed.needsLoad = true
             case .send(let id):
