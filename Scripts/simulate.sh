@@ -11,11 +11,11 @@
 # SharedStoreSimulationTests), whose failures may depend on how threads interleaved.
 #
 #   bash Scripts/simulate.sh [CORE_SCHEDULES] [CORE_SHARED_SCHEDULES] [ACTOR_SCHEDULES] [ACTOR_SHARED_SCHEDULES]
-# (per model; 250,000, 250,000, 2,000 and 500 by default: 1,000,000 core schedules in all)
+# (per model; 400,000, 100,000, 2,000 and 500 by default: 1,000,000 core schedules in all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-MOMENTS_CORE_SIMULATION_SCHEDULES="${1:-250000}" MOMENTS_CORE_SHARED_SIMULATION_SCHEDULES="${2:-250000}" \
+MOMENTS_CORE_SIMULATION_SCHEDULES="${1:-400000}" MOMENTS_CORE_SHARED_SIMULATION_SCHEDULES="${2:-100000}" \
     swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
     --filter 'CoreSimulationTests'
 echo "core simulation: $(( $(date +%s) - start )) s"

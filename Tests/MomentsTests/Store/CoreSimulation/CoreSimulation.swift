@@ -35,7 +35,7 @@ struct CoreSimulation {
         var generator = SeededGenerator(seed: seed)
         let server = SimulatedServer(users: 4, moments: 5, model: model, using: &generator)
         let backend = SimulatedBackend(server: server, sharedBy: instances > 1 ? instances : nil)
-        if tracing { backend.trace = [] }
+        if tracing { backend.trace = [] } else { backend.shared?.keepsLog = false }
         let worlds = (0..<instances).map { instance in
             CoreWorld(backend: backend, instance: instance,
                       skew: instances > 1 ? Int64.random(in: -CoreWorld.margin...CoreWorld.margin, using: &generator) : 0,
@@ -98,13 +98,14 @@ struct CoreSimulation {
         quiesce(worlds, using: &generator)
         worlds.forEach(checkLikes)
         worlds.forEach(checkBeforeFinalRefresh)
+        // A last refresh of every user on every instance, all at once.
         for world in worlds {
             for user in users {
                 backend.tick()
                 world.refresh(user)
-                quiesce(worlds, using: &generator)
             }
         }
+        quiesce(worlds, using: &generator)
         worlds.forEach(checkConvergence)
         worlds.forEach(checkMonotone)
         return (backend.failures, backend.trace ?? [])
@@ -126,20 +127,29 @@ struct CoreSimulation {
     /// Runs everything in flight to its end, in a random order, failing nothing and
     /// delivering every announcement.
     private func quiesce(_ worlds: [CoreWorld], using generator: inout SeededGenerator) {
+        /// One thing that can happen next.
+        enum Move {
+            case load(CoreWorld, String), dispatch(CoreWorld, Int), process(CoreWorld, Int), deliver(CoreWorld, Int)
+            case finish(CoreWorld, Int), settle(CoreWorld, String), resynchronise(CoreWorld), receive(CoreWorld)
+        }
         var rounds = 0
+        var moves: [Move] = []
         while true {
-            var moves: [() -> Void] = []
+            moves.removeAll(keepingCapacity: true)
             for world in worlds {
-                for user in world.pendingLoads { moves.append { world.completeLoad(user) } }
-                for id in world.turnsGiven { moves.append { world.dispatch(id, cancelled: false) } }
-                for id in world.unprocessed { moves.append { world.process(id) } }
-                for id in world.answered { moves.append { world.deliver(id) } }
-                for id in world.finishedRefreshes { moves.append { world.finishRefresh(id) } }
-                for user in world.pendingSettlings { moves.append { world.settleNext(user) } }
-                if world.resynchronising { moves.append { world.resynchronise() } }
+                for user in world.pendingLoads { moves.append(.load(world, user)) }
+                for id in world.turnsGiven { moves.append(.dispatch(world, id)) }
+                // In the order of their numbers (a dictionary's order differs from run to
+                // run; the seed alone decides).
+                for id in world.requests.keys.sorted() {
+                    moves.append(world.requests[id]?.answer == nil ? .process(world, id) : .deliver(world, id))
+                }
+                for id in world.finishedRefreshes { moves.append(.finish(world, id)) }
+                for user in world.pendingSettlings { moves.append(.settle(world, user)) }
+                if world.resynchronising { moves.append(.resynchronise(world)) }
             }
-            for instance in worlds[0].backend.shared?.instancesWithAnnouncements ?? [] { moves.append { worlds[instance].receiveNextCommit() } }
-            guard let move = moves.randomElement(using: &generator) else { return }
+            for instance in worlds[0].backend.shared?.instancesWithAnnouncements ?? [] { moves.append(.receive(worlds[instance])) }
+            guard !moves.isEmpty else { return }
             rounds += 1
             if rounds > 20_000 {
                 let world = worlds[0]
@@ -147,7 +157,16 @@ struct CoreSimulation {
                 return
             }
             worlds[0].backend.tick()
-            move()
+            switch moves[Int.random(in: 0..<moves.count, using: &generator)] {
+            case .load(let world, let user): world.completeLoad(user)
+            case .dispatch(let world, let id): world.dispatch(id, cancelled: false)
+            case .process(let world, let id): world.process(id)
+            case .deliver(let world, let id): world.deliver(id)
+            case .finish(let world, let id): world.finishRefresh(id)
+            case .settle(let world, let user): world.settleNext(user)
+            case .resynchronise(let world): world.resynchronise()
+            case .receive(let world): world.receiveNextCommit()
+            }
             worlds.forEach(checkLikes)
         }
     }

@@ -33,6 +33,8 @@ struct SharedStorageModel {
     private var timelines: [String: Row<StoredTimeline>] = [:]
     private var inboxes: [[Announcement]]
     private(set) var operations = 0
+    /// Whether saves and deliveries are written down in ``log`` (for traces).
+    var keepsLog = true
     private(set) var log: [String] = []
     private(set) var delivered: [Int]
 
@@ -60,7 +62,7 @@ struct SharedStorageModel {
         for index in commit.timelines.indices where announcement.contestedTimelines.contains(commit.timelines[index].userID) {
             commit.timelines[index].isContested = true
         }
-        log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })")
+        if keepsLog { log.append("delivered to instance \(instance): \(announcement.momentIDs.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))] within \(Self.describe(moments[$0]?.confirmed))" })") }
         operations += 1
         delivered[instance] += 1
         return commit
@@ -121,8 +123,8 @@ struct SharedStorageModel {
             moments[id] = Row(value: confirmed, confirmed: batch.confirmedWithin, likeConfirmations: kept)
             written.append(id)
         }
-        log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) (wrote \(writtenTimelines), contested \(contestedTimelines.sorted())) within \(Self.describe(batch.confirmedWithin)): "
-            + written.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " "))
+        if keepsLog { log.append("instance \(instance) saved \(batch.moments.keys.sorted()) (wrote \(written)) and timelines \(batch.timelines.keys.sorted()) (wrote \(writtenTimelines), contested \(contestedTimelines.sorted())) within \(Self.describe(batch.confirmedWithin)): "
+            + written.map { "\($0)[\((moments[$0]?.value.likes ?? []).map(\.id).joined(separator: ","))]" }.joined(separator: " ")) }
         for id in released where !held.contains(id) { moments[id] = nil }
         operations += 1
         let announcement = Announcement(momentIDs: written, userIDs: writtenTimelines, contested: contested, contestedTimelines: contestedTimelines)
