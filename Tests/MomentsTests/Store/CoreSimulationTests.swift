@@ -2,26 +2,31 @@
 import Foundation
 import MomentsTestSupport
 import Testing
+import MomentsTestTraits
 
 /// The store's rules, attacked through its core by seeded schedules (see
 /// ``CoreSimulation``): single-threaded, so a failing seed replays exactly.
 ///
-/// `MOMENTS_CORE_SIMULATION_SCHEDULES=N` runs N schedules per model (2,000 by default);
+/// `MOMENTS_CORE_SIMULATION_SCHEDULES=N` runs N schedules per model (1,000 by default;
+/// `bash Scripts/simulate.sh` runs a million in all);
 /// `MOMENTS_CORE_SIMULATION_SEED=S` replays schedule S alone, printing its trace
 /// (`MOMENTS_CORE_SIMULATION_STEPS=K`: its first K steps only); the same with
 /// `MOMENTS_CORE_SHARED_SIMULATION_` for two or three instances.
-@Suite struct CoreSimulationTests {
+///
+/// Each test runs on a thread of its own (`.ownThread`): the schedules are synchronous
+/// work that would otherwise hold Swift's shared threads from every other test.
+@Suite(.ownThread) struct CoreSimulationTests {
     static let environment = ProcessInfo.processInfo.environment
 
     @Test(arguments: SimulatedServer.IsLikedModel.allCases)
     func everyScheduleOfOneStoreKeepsTheRules(model: SimulatedServer.IsLikedModel) {
-        run(model: model, instances: { _ in 1 }, prefix: "MOMENTS_CORE_SIMULATION", defaultCount: 2_000)
+        run(model: model, instances: { _ in 1 }, prefix: "MOMENTS_CORE_SIMULATION", defaultCount: 1_000)
     }
 
     /// Two or three instances (by the seed's parity) sharing storage and a change bus.
     @Test(arguments: SimulatedServer.IsLikedModel.allCases)
     func everyScheduleOfSharedStoresKeepsTheRules(model: SimulatedServer.IsLikedModel) {
-        run(model: model, instances: { 2 + Int($0 % 2) }, prefix: "MOMENTS_CORE_SHARED_SIMULATION", defaultCount: 1_000)
+        run(model: model, instances: { 2 + Int($0 % 2) }, prefix: "MOMENTS_CORE_SHARED_SIMULATION", defaultCount: 500)
     }
 
     /// Runs `PREFIX_SCHEDULES` schedules (or replays `PREFIX_SEED`, printing its trace).
