@@ -67,8 +67,6 @@ extension MomentsStore {
                 }
             case .refetch(let userID, let joining):
                 performed.refetch = (userID, joining)
-            case .settled:
-                break
             case .findHolders(let momentIDs):
                 performed.unheld += momentIDs
             case .invalidateCachedTimelines(let momentID, let liker):

@@ -26,13 +26,6 @@ extension MomentsStore {
         endDrainWait()
     }
 
-    /// A debug record, built only if a log handler is set and
-    /// ``Configuration-swift.struct/logLevel`` lets debug records through.
-    func debug(_ message: @autoclosure () -> String, userID: String) {
-        guard configuration.logLevel <= .debug, let handler = configuration.logHandler else { return }
-        handler(LogRecord(level: .debug, message: message(), metadata: ["userID": userID]))
-    }
-
     func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {
         guard level >= configuration.logLevel, let handler = configuration.logHandler else { return }
         var metadata = ["userID": userID]

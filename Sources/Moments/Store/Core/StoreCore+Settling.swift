@@ -17,7 +17,6 @@ extension StoreCore {
     mutating func settleNext(_ userID: String, into actions: inout [Action]) {
         guard let since = settling.needed[userID] else {
             settling.running.remove(userID)
-            actions.append(.settled(userID: userID))
             return
         }
         if let phase = refreshes.inFlight[userID] {

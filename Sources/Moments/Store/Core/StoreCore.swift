@@ -89,8 +89,6 @@ struct StoreCore {
         /// Refresh `userID` to settle it, then ask again. `joining`: a refresh is in
         /// flight, and its failure is not the settling's (the loop asks again).
         case refetch(userID: String, joining: Bool)
-        /// The settling of `userID` is done.
-        case settled(userID: String)
         /// Find who holds each moment in persistence (``Event/holdersFound(momentID:holders:)``):
         /// the server must settle them though no timeline in memory does.
         case findHolders(momentIDs: [String])

@@ -454,8 +454,6 @@ final class CoreWorld {
                 settlings[userID] = .asking
             case .refetch(let userID, let joining):
                 performed.refetch = (userID, joining)
-            case .settled:
-                break
             case .findHolders(let ids):
                 performed.unheld += ids
             case .invalidateCachedTimelines:
