@@ -123,13 +123,19 @@ extension MomentsStore {
 
     /// The timeline from memory, or loaded from persistence once; whether there is one.
     /// Callers arriving while it loads wait until it is applied.
+    ///
+    /// Persistence is read only once it holds everything memory held: queued writes
+    /// first, and what failed writes left out written again. If that write fails, the
+    /// read fails too: a timeline read from behind memory would make the store's later
+    /// writes leave out what differs from it, and the retried write would then put
+    /// older values back.
     func loadIfNeeded(_ userID: String) async throws -> Bool {
         if core.markUsed(userID) { return true }
         if let running = loading[userID] { return try await running.value }
         let persistence = self.persistence
         let writer = self.writer
         let task = Task { () async throws -> Bool in
-            await writer.idle()  // read what was written, even for a timeline evicted meanwhile
+            try await writer.catchUp()  // read what was written, even for a timeline evicted meanwhile
             let loaded = try await persistence.load(userID: userID)
             return try self.applyLoaded(loaded, for: userID)
         }

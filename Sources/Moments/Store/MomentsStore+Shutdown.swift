@@ -1,3 +1,4 @@
+import MomentsObservability
 import MomentsHTTP
 import MomentsSupport
 
@@ -34,7 +35,8 @@ extension MomentsStore {
     ///    ``MomentsStoreError/Code-swift.struct/shutDown`` (shut its `HTTPClient` down,
     ///    or cancel it, to end it sooner);
     /// 4. every persistence write already queued finishes (each one is all or nothing),
-    ///    and nothing more is written;
+    ///    a batch whose write failed is tried once more (a failure is logged), and
+    ///    nothing more is written;
     /// 5. every ``updates(for:)`` stream ends after delivering its last value, and every
     ///    ``changes()`` stream after the changes buffered for it;
     /// 6. the persistence is closed (``MomentsPersistence/close()``).
@@ -63,6 +65,14 @@ extension MomentsStore {
             }
             await withCheckedContinuation { drainWait = $0 }
             wakeUp.cancel()
+        }
+        // What memory holds and a failed write left out reaches the disk if it now can.
+        if let retry = writer.enqueue(PersistenceBatch()) {
+            do {
+                try await writer.wait(for: retry)
+            } catch {
+                log(.error, "shutting down with a batch that could not be persisted", userID: "", error: error)
+            }
         }
         writer.close()
         await writer.idle()

@@ -68,11 +68,14 @@ final class PersistenceWriter: Sendable {
 
     /// Queues `batch` behind every batch queued before it. The caller must then
     /// ``wait(for:)`` with the ticket (a caller finding no write under way writes its
-    /// batch and then the queue itself there, instead of waking another task). `nil`
-    /// for an empty batch.
+    /// batch and then the queue itself there, instead of waking another task).
+    ///
+    /// An empty batch is queued too while a write runs or a failed batch waits to be
+    /// written again: its caller then learns whether persistence caught up with memory.
+    /// `nil` for an empty batch otherwise (nothing to write).
     func enqueue(_ batch: PersistenceBatch) -> Ticket? {
-        guard !batch.isEmpty else { return nil }
-        return state.withLock { state in
+        state.withLock { state in
+            guard !batch.isEmpty || state.isWriting || !state.backlog.isEmpty else { return nil }
             guard !state.isClosed else { return Ticket(number: 0, firstWrite: nil, isRefused: true) }
             state.nextTicket += 1
             guard !state.isWriting else {
@@ -125,6 +128,17 @@ final class PersistenceWriter: Sendable {
     /// Queues `batch` and waits until it is written (``enqueue(_:)`` then ``wait(for:)``).
     nonisolated(nonsending) func write(_ batch: PersistenceBatch) async throws {
         try await wait(for: enqueue(batch))
+    }
+
+    /// Waits until every batch queued so far is written, writing again first what
+    /// failed writes left out, so that persistence holds all that memory held when it
+    /// was called: what a read of persistence must wait for.
+    ///
+    /// - Throws: the persistence's error if that write fails (a read would then see
+    ///   persistence behind memory); ``MomentsStoreError/Code-swift.struct/shutDown`` once
+    ///   the writer is closed with a batch left to write.
+    nonisolated(nonsending) func catchUp() async throws {
+        try await wait(for: enqueue(PersistenceBatch()))
     }
 
     /// Waits until nothing is queued or being written.

@@ -156,6 +156,79 @@ import Testing
         // The server's answer is still the truth subscribers see.
         #expect(await probe.waitFor(count: 1).first?.moments.count == 3)
     }
+
+    /// A refresh whose answer could not be written fails; once the disk works again,
+    /// the next refresh writes it, even if the server's answer did not change, and
+    /// succeeds only then: a refresh that succeeds leaves persistence holding what it
+    /// returned.
+    @Test func aFailedWriteIsWrittenByTheNextRefreshThoughNothingChanged() async throws {
+        let persistence = FlakyPersistence()
+        let fixture = await StoreFixture(persistence: persistence)
+        await persistence.fail(true)
+        await #expect(throws: PersistenceError.self) { try await fixture.store.refresh(userID: "0") }
+        #expect(try await persistence.load(userID: "0") == nil)
+
+        await persistence.fail(false)
+        let shown = try await fixture.store.refresh(userID: "0")
+
+        #expect(try await persistence.load(userID: "0") == shown)
+    }
+
+    /// A timeline evicted while its writes failed is read back only once they are
+    /// written: the store never shows (or later writes over) an older state than it
+    /// held.
+    @Test func aTimelineEvictedWhileWritesFailedIsReadBackWhole() async throws {
+        let persistence = FlakyPersistence()
+        let fixture = await StoreFixture(persistence: persistence) { $0.maximumTimelinesInMemory = 1 }
+        try await fixture.store.refresh(userID: "0")
+        await persistence.fail(true)
+        await fixture.service.addUser("2", moments: ["a"])
+        _ = try await fixture.service.updateLike(true, momentID: "a", fromUserID: "2")
+        await #expect(throws: PersistenceError.self) { try await fixture.store.refresh(userID: "0") }
+        await fixture.service.addUser("3", moments: ["x"])
+        await #expect(throws: PersistenceError.self) { try await fixture.store.refresh(userID: "3") }  // evicts "0"
+
+        // While the disk still fails, "0" cannot be read back behind memory.
+        await #expect(throws: PersistenceError.self) { try await fixture.store.details(for: "0") }
+        await persistence.fail(false)
+        let shown = try #require(try await fixture.store.details(for: "0"))
+
+        #expect(shown.moment(withID: "a")?.likes?.map(\.id) == ["2"])
+        #expect(try await persistence.load(userID: "0") == shown)
+    }
+
+    /// Shutting down tries a failed write once more: what memory holds reaches the disk
+    /// if it now can.
+    @Test func shutdownWritesWhatAFailedWriteLeftOut() async throws {
+        let persistence = FlakyPersistence()
+        let fixture = await StoreFixture(persistence: persistence)
+        await persistence.fail(true)
+        await #expect(throws: PersistenceError.self) { try await fixture.store.refresh(userID: "0") }
+        let shown = try #require(try await fixture.store.details(for: "0"))
+
+        await persistence.fail(false)
+        await fixture.store.shutdown()
+
+        #expect(try await persistence.load(userID: "0") == shown)
+    }
+}
+
+/// In-memory persistence whose saves fail while `isFailing`.
+actor FlakyPersistence: MomentsPersistence {
+    private let stored = InMemoryPersistence()
+    private var isFailing = false
+
+    func fail(_ failing: Bool) { isFailing = failing }
+    func save(_ batch: PersistenceBatch) async throws {
+        if isFailing { throw PersistenceError(code: .ioFailure, location: "/full", reason: "no space left on device", underlyingError: FailingPersistence.DiskFull()) }
+        try await stored.save(batch)
+    }
+    func load(userID: String) async throws -> MomentsDetails? { try await stored.load(userID: userID) }
+    func userIDs(holding momentID: String) async throws -> [String] { try await stored.userIDs(holding: momentID) }
+    func remove(userID: String) async throws { try await stored.remove(userID: userID) }
+    func userIDs() async throws -> [String] { try await stored.userIDs() }
+    func removeAll() async throws { try await stored.removeAll() }
+    func checkWritable() async throws {}
 }
 
 extension Sequence {

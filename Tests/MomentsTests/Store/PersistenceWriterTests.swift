@@ -111,4 +111,21 @@ import MomentsTestTraits
         let saved = await storage.moments.mapValues { $0.title ?? "" }
         #expect(saved == ["m0": "first", "m1": "second"])
     }
+
+    /// A failed batch is written again by the next write even when that write brings
+    /// nothing new: persistence catches up with memory without waiting for a change.
+    @Test func aFailedWriteIsRetriedByAnEmptyOne() async throws {
+        let storage = ScriptedStorage(seed: 1, failureRate: 1)
+        let writer = PersistenceWriter(persistence: storage)
+        await #expect(throws: ScriptedStorage.Failure.self) {
+            try await writer.write(PersistenceBatch(moments: [Self.moment("m0", title: "first")]))
+        }
+        await storage.stopFailing()
+        try await writer.write(PersistenceBatch())
+        #expect(await storage.moments.mapValues { $0.title ?? "" } == ["m0": "first"])
+        // Once written, nothing is left to retry: an empty write saves nothing.
+        let saves = await storage.saves.count
+        try await writer.write(PersistenceBatch())
+        #expect(await storage.saves.count == saves)
+    }
 }

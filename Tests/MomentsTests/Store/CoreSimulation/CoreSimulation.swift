@@ -7,7 +7,8 @@ import MomentsTestSupport
 /// reads of persistence, evictions (small memory), and a server that computes each
 /// answer at an instant the schedule picks inside the request's interval, then
 /// delivers, fails or loses it; a change bus that delays each instance's announcements
-/// and loses them in interruptions. Single-threaded: the same seed gives the same history.
+/// and loses them in interruptions; writes that fail for a while (each failed batch
+/// written with the next write, as the store's writer does). Single-threaded: the same seed gives the same history.
 ///
 /// Checked after every step and at quiescence (the rules of ``MomentsStore``):
 /// 1. a successful like returns its moment with `isLiked` and its liker's place in
@@ -17,9 +18,10 @@ import MomentsTestSupport
 ///    older than one it showed before (the liker's own register while their like is in
 ///    flight aside, and a register its user changed from two instances at once: the
 ///    server alone orders those calls, and a refetch settles them);
-/// 4. at quiescence, after a last refresh of every user, memory, persistence, the last
-///    snapshot and the server agree; and before it, with no answer lost, memory already
-///    agrees with the server.
+/// 4. at quiescence, after a last refresh of every user (writes working again),
+///    memory, persistence, the last snapshot and the server agree; and before it, with
+///    no answer lost (and, shared, no write failed), memory already agrees with the
+///    server.
 struct CoreSimulation {
     let seed: UInt64
     var model: SimulatedServer.IsLikedModel = .perViewer
@@ -28,11 +30,21 @@ struct CoreSimulation {
     var tracing = false
     /// How many instances: 1 keeps its own storage; 2 or 3 share one.
     var instances = 1
+    /// Whether writes fail for a while at random moments (drawn from a generator of
+    /// their own: the rest of a schedule is the same with or without them).
+    var failsWrites = true
+    /// The writer's old flaw, for a test to find: an empty write does not retry what a
+    /// failed write left out.
+    var writerDropsEmptyWrites = false
+    /// The store's old flaw, for a test to find: persistence is read while what failed
+    /// writes left out waits to be written again.
+    var readsBehindFailedWrites = false
 
     /// Runs the schedule; returns what went wrong (empty if nothing), and the trace if
     /// tracing.
     func run() -> (failures: [String], trace: [String]) {
         var generator = SeededGenerator(seed: seed)
+        var disks = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let server = SimulatedServer(users: 4, moments: 5, model: model, using: &generator)
         let backend = SimulatedBackend(server: server, sharedBy: instances > 1 ? instances : nil)
         if tracing { backend.trace = [] } else { backend.shared?.keepsLog = false }
@@ -41,10 +53,19 @@ struct CoreSimulation {
                       skew: instances > 1 ? Int64.random(in: -CoreWorld.margin...CoreWorld.margin, using: &generator) : 0,
                       capacity: Int.random(in: 1...4, using: &generator), brokenRules: brokenRules)
         }
+        for world in worlds {
+            world.writerDropsEmptyWrites = writerDropsEmptyWrites
+            world.writerReadsBehindFailedWrites = readsBehindFailedWrites
+        }
         let users = server.userIDs
 
         for _ in 0..<steps {
             backend.tick()
+            if failsWrites, Int.random(in: 0..<30, using: &disks) == 0, let world = worlds.randomElement(using: &disks) {
+                // The disk (or the connection to shared storage) fails, or works again.
+                world.writesFail.toggle()
+                world.note(world.writesFail ? "writes fail from now" : "writes work again")
+            }
             let world = worlds.randomElement(using: &generator) ?? worlds[0]
             if instances > 1, Int.random(in: 0..<4, using: &generator) == 0 {
                 // The change bus: an announcement delivered, an interruption, a re-read.
@@ -98,7 +119,12 @@ struct CoreSimulation {
         quiesce(worlds, using: &generator)
         worlds.forEach(checkLikes)
         worlds.forEach(checkBeforeFinalRefresh)
-        // A last refresh of every user on every instance, all at once.
+        // Writes work again (those that failed are written with the next write, even one
+        // with nothing new); then a last refresh of every user on every instance, all at once.
+        for world in worlds where world.writesFail {
+            world.writesFail = false
+            world.note("writes work again")
+        }
         for world in worlds {
             for user in users {
                 backend.tick()
@@ -124,8 +150,8 @@ struct CoreSimulation {
         return self
     }
 
-    /// Runs everything in flight to its end, in a random order, failing nothing and
-    /// delivering every announcement.
+    /// Runs everything in flight to its end, in a random order, failing no request and
+    /// delivering every announcement (writes fail as they did).
     private func quiesce(_ worlds: [CoreWorld], using generator: inout SeededGenerator) {
         /// One thing that can happen next.
         enum Move {
@@ -201,9 +227,10 @@ struct CoreSimulation {
 
     /// Rule 4 before the final refreshes: with no answer lost and no settling failed,
     /// every timeline in memory already agrees with the server (`isLiked` too where it
-    /// is the viewer's own).
+    /// is the viewer's own). With shared storage, no write may have failed either: an
+    /// instance learns another's changes from its commits.
     private func checkBeforeFinalRefresh(_ world: CoreWorld) {
-        guard world.lostAnswers == 0, world.failedSettlings == 0 else { return }
+        guard world.lostAnswers == 0, world.failedSettlings == 0, instances == 1 || world.backend.failedWrites == 0 else { return }
         for user in world.server.userIDs {
             guard let held = world.core.state.displayedTimeline(user) else { continue }
             let truth = world.server.timeline(user)

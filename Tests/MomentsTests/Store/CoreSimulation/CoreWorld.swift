@@ -20,6 +20,8 @@ final class SimulatedBackend {
     /// overlapping calls).
     var endedLikes: [CoreWorld.LikeCallRecord] = []
     var likesInFlight: [(userID: String, momentID: String)] = []
+    /// Writes that failed, by any instance.
+    var failedWrites = 0
 
     init(server: SimulatedServer, sharedBy instances: Int?) {
         self.server = server
@@ -116,6 +118,17 @@ final class CoreWorld {
     /// The persisted state, as the store's batches wrote it, without shared storage.
     var diskTimelines: [String: StoredTimeline] = [:]
     var diskMoments: [String: Moment] = [:]
+    /// Whether this instance's writes fail now (a full disk, a lost connection).
+    var writesFail = false
+    /// What failed writes left out, written with the next write, as the store's
+    /// `PersistenceWriter` does.
+    var writeBacklog = PersistenceBatch()
+    /// The writer's old flaws (``CoreSimulation/writerDropsEmptyWrites``,
+    /// ``CoreSimulation/readsBehindFailedWrites``).
+    var writerDropsEmptyWrites = false
+    var writerReadsBehindFailedWrites = false
+    /// Whether the last write failed: the call that made it throws.
+    private var lastWriteFailed = false
     /// The bus was interrupted: the instance reads the shared state again at a later step.
     var resynchronising = false
     let watched: WatchedUsers
@@ -198,7 +211,26 @@ final class CoreWorld {
     /// The timeline persistence holds for `userID`.
     var persisted: (String) -> MomentsDetails? { { [unowned self] in self.load($0) } }
 
+    /// Writes `batch` after what failed writes left out, as the store's writer does
+    /// (a failed write is kept for the next, even an empty one).
     private func save(_ batch: PersistenceBatch) {
+        lastWriteFailed = false
+        if writerDropsEmptyWrites, batch.isEmpty { return }
+        var write = writeBacklog
+        write.merge(batch)
+        guard !write.isEmpty else { return }
+        if writesFail {
+            writeBacklog = write
+            lastWriteFailed = true
+            backend.failedWrites += 1
+            note("  a write failed; kept for the next")
+            return
+        }
+        writeBacklog = PersistenceBatch()
+        store(write)
+    }
+
+    private func store(_ batch: PersistenceBatch) {
         if backend.shared != nil {
             do {
                 try backend.shared?.save(batch, from: instance)
@@ -300,6 +332,18 @@ final class CoreWorld {
     /// Completes the read of `userID`'s persisted timeline; the calls waiting on it go on.
     func completeLoad(_ userID: String) {
         guard let callers = loads.removeValue(forKey: userID) else { return }
+        // As the store does, persistence is read only once what failed writes left out is
+        // written; if that write fails, so does the read.
+        if !writerReadsBehindFailedWrites, !writeBacklog.isEmpty {
+            save(PersistenceBatch())
+            if lastWriteFailed {
+                note("the read of \(userID) failed: a failed write could not be written again")
+                for caller in callers {
+                    if refreshes[caller] != nil { sendRefresh(caller) } else if likes[caller] != nil { endLike(caller, .notSent, returned: nil) }
+                }
+                return
+            }
+        }
         let loaded = load(userID)
         note("loaded \(userID): \(loaded.map(summarize) ?? "nothing")")
         if act(.loaded(userID: userID, details: loaded)).refusal != nil { failures.append("a persisted timeline of \(userID) was refused") }
@@ -390,7 +434,8 @@ final class CoreWorld {
         guard let like = likes.removeValue(forKey: id) else { return MomentsStore.Performed() }
         let performed = act(.likeEnded(id, outcome), reading: reading)
         var result: Moment?? = nil
-        if case .answered = outcome, performed.refusal == nil {
+        // A call whose write failed throws (the like stands, in memory and at the server).
+        if case .answered = outcome, performed.refusal == nil, !lastWriteFailed {
             result = .some(core.state.displayedTimeline(like.userID)?.moment(withID: like.momentID))
         }
         let record = LikeCallRecord(instance: instance, userID: like.userID, momentID: like.momentID, isLiked: like.isLiked, start: like.start, end: step, returned: result)
