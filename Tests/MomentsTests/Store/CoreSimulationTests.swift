@@ -68,9 +68,9 @@ import MomentsTestTraits
         Regression(seed: 0, instances: 2, steps: 6, model: .perViewer),
     ])
     func aScheduleThatOnceFailedKeepsTheRules(_ regression: Regression) {
-        // Replayed as found: without the write failures added since.
+        // Replayed as found: without the write failures and the cache added since.
         let failures = CoreSimulation(seed: regression.seed, model: regression.model, steps: regression.steps, instances: regression.instances,
-                                      failsWrites: false).run().failures
+                                      failsWrites: false, usesCache: false).run().failures
         #expect(failures.isEmpty, "\(failures)")
     }
 
@@ -98,6 +98,7 @@ import MomentsTestTraits
         ("neverSettle", .neverSettle),
         ("likesUnchained", .likesUnchained),
         ("noRollback", .noRollback),
+        ("cacheIsFresh", .cacheIsFresh),
     ])
     func aBrokenRuleIsFound(name: String, rule: StoreCore.BrokenRules) {
         var found: (seed: UInt64, model: SimulatedServer.IsLikedModel, failure: String)?

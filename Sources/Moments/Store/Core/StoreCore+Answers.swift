@@ -39,6 +39,9 @@ extension StoreCore {
         case .server(let sentAt):
             evidence = Evidence(sent: sentAt.map(StoreInstant.init) ?? sent, received: now)
             source = .server(likeOf: brokenRules.contains(.likeAnswerIsNoAuthority) ? nil : momentID)
+        case .cache where brokenRules.contains(.cacheIsFresh):
+            evidence = Evidence(sent: sent, received: now)
+            source = .server(likeOf: nil)
         case .cache:
             evidence = .ofUnknownAge(receivedAt: now)
             source = .cache

@@ -116,6 +116,8 @@ struct StoreCore {
         static let likesUnchained = BrokenRules(rawValue: 1 << 2)
         /// A failed like's intent stays shown to its liker.
         static let noRollback = BrokenRules(rawValue: 1 << 3)
+        /// A cached answer is taken as the server's, received now: as new as any.
+        static let cacheIsFresh = BrokenRules(rawValue: 1 << 4)
     }
 
     let state: StoreState

@@ -1,4 +1,5 @@
 @testable import Moments
+import MomentsNetworking
 import MomentsTestSupport
 
 /// One seeded schedule of one to three ``StoreCore``s, each in a ``CoreWorld``, over one
@@ -7,7 +8,9 @@ import MomentsTestSupport
 /// reads of persistence, evictions (small memory), and a server that computes each
 /// answer at an instant the schedule picks inside the request's interval, then
 /// delivers, fails or loses it; a change bus that delays each instance's announcements
-/// and loses them in interruptions; writes that fail for a while (each failed batch
+/// and loses them in interruptions; refreshes that apply the response cache's timeline
+/// first (`.localThenRemote`, the cache invalidated by confirmed likes as the store
+/// asks); writes that fail for a while (each failed batch
 /// written with the next write, as the store's writer does). Single-threaded: the same seed gives the same history.
 ///
 /// Checked after every step and at quiescence (the rules of ``MomentsStore``):
@@ -30,9 +33,11 @@ struct CoreSimulation {
     var tracing = false
     /// How many instances: 1 keeps its own storage; 2 or 3 share one.
     var instances = 1
-    /// Whether writes fail for a while at random moments (drawn from a generator of
-    /// their own: the rest of a schedule is the same with or without them).
+    /// Whether writes fail for a while at random moments, and whether some refreshes
+    /// take the cached timeline first (`.localThenRemote`): both drawn from a generator
+    /// of their own, so the rest of a schedule is the same with or without them.
     var failsWrites = true
+    var usesCache = true
     /// The writer's old flaw, for a test to find: an empty write does not retry what a
     /// failed write left out.
     var writerDropsEmptyWrites = false
@@ -44,7 +49,7 @@ struct CoreSimulation {
     /// tracing.
     func run() -> (failures: [String], trace: [String]) {
         var generator = SeededGenerator(seed: seed)
-        var disks = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        var additions = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let server = SimulatedServer(users: 4, moments: 5, model: model, using: &generator)
         let backend = SimulatedBackend(server: server, sharedBy: instances > 1 ? instances : nil)
         if tracing { backend.trace = [] } else { backend.shared?.keepsLog = false }
@@ -61,7 +66,7 @@ struct CoreSimulation {
 
         for _ in 0..<steps {
             backend.tick()
-            if failsWrites, Int.random(in: 0..<30, using: &disks) == 0, let world = worlds.randomElement(using: &disks) {
+            if failsWrites, Int.random(in: 0..<30, using: &additions) == 0, let world = worlds.randomElement(using: &additions) {
                 // The disk (or the connection to shared storage) fails, or works again.
                 world.writesFail.toggle()
                 world.note(world.writesFail ? "writes fail from now" : "writes work again")
@@ -79,7 +84,8 @@ struct CoreSimulation {
             }
             switch Int.random(in: 0..<100, using: &generator) {
             case 0..<12:
-                world.refresh(users.randomElement(using: &generator) ?? "u0")
+                let user = users.randomElement(using: &generator) ?? "u0"
+                world.refresh(user, cachePolicy: usesCache && Bool.random(using: &additions) ? .localThenRemote : .remote)
             case 12..<34:
                 let user = users.randomElement(using: &generator) ?? "u0"
                 let moments = world.server.timelines[user] ?? ["m0"]
@@ -128,7 +134,7 @@ struct CoreSimulation {
         for world in worlds {
             for user in users {
                 backend.tick()
-                world.refresh(user)
+                world.refresh(user, cachePolicy: usesCache && Bool.random(using: &additions) ? .localThenRemote : .remote)
             }
         }
         quiesce(worlds, using: &generator)

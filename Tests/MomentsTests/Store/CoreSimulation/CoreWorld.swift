@@ -83,6 +83,8 @@ final class CoreWorld {
     struct Refresh {
         let userID: String
         var stage: RefreshStage
+        /// `.localThenRemote`: the cached timeline, if any, is applied when it is sent.
+        var cachePolicy: CachePolicy = .remote
         /// Callers joined to it (1 + joins), and whether a settling waits on it.
         var settlers: [String] = []
     }
@@ -118,6 +120,9 @@ final class CoreWorld {
     /// The persisted state, as the store's batches wrote it, without shared storage.
     var diskTimelines: [String: StoredTimeline] = [:]
     var diskMoments: [String: Moment] = [:]
+    /// This instance's response cache: the last timeline received for each user's
+    /// refresh, until a confirmed like invalidates it.
+    var cache: [String: MomentsDetails] = [:]
     /// Whether this instance's writes fail now (a full disk, a lost connection).
     var writesFail = false
     /// What failed writes left out, written with the next write, as the store's
@@ -287,11 +292,11 @@ final class CoreWorld {
 
     /// A refresh of `userID`, or the one in flight (a refresh is shared); its number.
     @discardableResult
-    func refresh(_ userID: String) -> Int {
+    func refresh(_ userID: String, cachePolicy: CachePolicy = .remote) -> Int {
         if let (id, _) = refreshes.first(where: { $0.value.userID == userID }) { return id }
         let id = nextNumber()
-        refreshes[id] = Refresh(userID: userID, stage: .loading(request: 0))
-        note("refresh \(userID) #\(id)")
+        refreshes[id] = Refresh(userID: userID, stage: .loading(request: 0), cachePolicy: cachePolicy)
+        note("refresh \(userID) #\(id)\(cachePolicy == .remote ? "" : " (\(cachePolicy))")")
         let request = nextNumber()
         if act(.refreshBegan(userID: userID, request: request)).needsLoad {
             refreshes[id]?.stage = .loading(request: request)
@@ -299,6 +304,7 @@ final class CoreWorld {
         } else {
             requests[request] = Request(caller: id)
             refreshes[id]?.stage = .sent(request: request, at: instant)
+            answerFromCache(id)
         }
         return id
     }
@@ -309,6 +315,18 @@ final class CoreWorld {
         requests[request] = Request(caller: id)
         refreshes[id]?.stage = .sent(request: request, at: instant)
         act(.refreshSent(userID: refresh.userID, request: request))
+        answerFromCache(id)
+    }
+
+    /// Applies the cached timeline first, for a refresh under `.localThenRemote`, as the
+    /// service hands it over as soon as the request is sent.
+    private func answerFromCache(_ id: Int) {
+        guard let refresh = refreshes[id], refresh.cachePolicy == .localThenRemote, case .sent(_, let sent) = refresh.stage,
+              let cached = cache[refresh.userID] else { return }
+        note("cache answered #\(id): \(summarize(cached))")
+        let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: cached, origin: .cache), sent: sent,
+                                             cachePolicy: .localThenRemote))
+        if let refusal = performed.refusal { failures.append("a cached answer for \(refresh.userID) was refused: \(refusal)") }
     }
 
     func like(_ isLiked: Bool, momentID: String, userID: String) {
@@ -383,8 +401,9 @@ final class CoreWorld {
         requests[request] = nil
         note("delivered #\(request) to #\(pending.caller)")
         if let refresh = refreshes[pending.caller], case .sent(_, let sent) = refresh.stage {
+            cache[refresh.userID] = answer
             let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: answer, origin: .server(sentAt: nil)),
-                                                 sent: sent, cachePolicy: .remote), reading: reading)
+                                                 sent: sent, cachePolicy: refresh.cachePolicy), reading: reading)
             if let refusal = performed.refusal { failures.append("an answer for \(refresh.userID) was refused: \(refusal)") }
             refreshes[pending.caller]?.stage = .answered(request: request)
         } else if let like = likes[pending.caller], case .sent(_, let sent) = like.stage {
@@ -501,8 +520,11 @@ final class CoreWorld {
                 performed.refetch = (userID, joining)
             case .findHolders(let ids):
                 performed.unheld += ids
-            case .invalidateCachedTimelines:
-                break
+            case .invalidateCachedTimelines(let momentID, let liker):
+                var users = core.state.holders(of: momentID)
+                users.insert(liker)
+                users.formUnion(holders(of: momentID))
+                for user in users.sorted() where cache.removeValue(forKey: user) != nil { note("  cache: dropped \(user)") }
             case .evicted:
                 break
             case .refuse(let error):
