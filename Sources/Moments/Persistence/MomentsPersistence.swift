@@ -113,12 +113,14 @@ public struct PersistenceBatch: Sendable, Hashable {
     public var isEmpty: Bool { timelines.isEmpty && moments.isEmpty }
 
     /// Adds `later`'s writes; where both write the same timeline or moment, `later` wins.
-    /// The confirmation interval becomes the union of both, or unknown if either is.
+    /// The confirmation interval becomes the union of both, or unknown if either is; an
+    /// empty `later` leaves it as it was.
     public mutating func merge(_ later: PersistenceBatch) {
+        likeConfirmations += later.likeConfirmations
+        guard !later.isEmpty else { return }
         let wasEmpty = isEmpty
         timelines.merge(later.timelines) { _, last in last }
         moments.merge(later.moments) { _, last in last }
-        likeConfirmations += later.likeConfirmations
         if wasEmpty {
             confirmedWithin = later.confirmedWithin
         } else if let interval = confirmedWithin, let other = later.confirmedWithin {

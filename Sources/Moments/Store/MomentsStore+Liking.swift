@@ -20,7 +20,10 @@ extension MomentsStore {
     /// - Throws: The service's error, after taking the change back; `CancellationError`
     ///   if the calling task is cancelled (wherever the cancellation lands: the change is
     ///   taken back unless the server's answer already came); a ``PersistenceError`` if
-    ///   the confirmed state could not be persisted (it is still applied and emitted).
+    ///   the confirmed state could not be persisted (it is still applied and emitted, and
+    ///   persisted with the next write), or, with nothing sent, if the user's timeline
+    ///   had to be read from persistence while earlier failed writes still could not be
+    ///   written.
     ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
     ///   has begun; ``MomentsStoreError/Code-swift.struct/likesNotFetched``, with nothing
     ///   sent, when the store was configured without likes.

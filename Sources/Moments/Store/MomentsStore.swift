@@ -223,7 +223,9 @@ public actor MomentsStore {
     /// `userID`'s timeline as subscribers see it, from memory or persistence; `nil` if the
     /// store has none.
     ///
-    /// - Throws: ``PersistenceError`` if the persisted timeline cannot be read;
+    /// - Throws: ``PersistenceError`` if the persisted timeline cannot be read (also
+    ///   while earlier writes that failed still cannot be written: persistence is read
+    ///   only once it holds all that memory held);
     ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
     ///   has begun.
     public func details(for userID: String) async throws -> MomentsDetails? {

@@ -3,17 +3,19 @@ import MomentsSupport
 /// Writes the store's batches to persistence one at a time, in the order the store
 /// made them, so persisted state never goes back behind memory.
 ///
-/// Batches waiting while a write runs are merged into one (a later write of a record
-/// wins). A batch that fails is merged into the next write, so persistence catches up
-/// with memory once it works again. Every waiter of a write learns its outcome.
+/// Batches waiting while a write runs are written together, in order (merged where
+/// their confirmation intervals allow: ``WriteQueue``; a later write of a record wins).
+/// A write stops at the first batch that fails; that batch and those after it are
+/// written before the next write's, so persistence catches up with memory once it
+/// works again. Every waiter of a write learns its outcome.
 final class PersistenceWriter: Sendable {
     private typealias Waiter = CheckedContinuation<Void, any Error>
 
     private struct State {
-        var pending = PersistenceBatch()
+        var pending = WriteQueue()
         var pendingTickets: [UInt64] = []
-        /// A batch that failed, retried with the next write.
-        var backlog = PersistenceBatch()
+        /// The batches a failed write left unsaved, written first by the next write.
+        var backlog = WriteQueue()
         var nextTicket: UInt64 = 0
         var isWriting = false
         /// Set by ``close()``: nothing more is written.
@@ -22,9 +24,9 @@ final class PersistenceWriter: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-        /// Keeps `batch` to be written again with the next write if its write failed.
-        mutating func record(_ outcome: Result<Void, any Error>, of batch: PersistenceBatch) {
-            if case .failure = outcome { backlog = batch } else { backlog = PersistenceBatch() }
+        /// Keeps what a write left unsaved, to be written first by the next write.
+        mutating func record(unsaved: WriteQueue) {
+            backlog = unsaved
         }
 
         /// Ends the writing, and wakes whoever waits for it, if nothing is queued;
@@ -53,8 +55,8 @@ final class PersistenceWriter: Sendable {
     /// What a ticket's holder writes first, boxed: a ticket stays a small value that
     /// the store hands around without copying a batch.
     final class FirstWrite: Sendable {
-        let batch: PersistenceBatch
-        init(_ batch: PersistenceBatch) { self.batch = batch }
+        let writes: WriteQueue
+        init(_ writes: WriteQueue) { self.writes = writes }
     }
 
     /// A queued batch: its number, or, for a caller who found no write under way, what
@@ -79,16 +81,16 @@ final class PersistenceWriter: Sendable {
             guard !state.isClosed else { return Ticket(number: 0, firstWrite: nil, isRefused: true) }
             state.nextTicket += 1
             guard !state.isWriting else {
-                if state.pending.isEmpty { state.pending = batch } else { state.pending.merge(batch) }
+                state.pending.append(batch)
                 state.pendingTickets.append(state.nextTicket)
                 return Ticket(number: state.nextTicket, firstWrite: nil)
             }
             // Nothing is pending when no write is under way: this batch is next. Only its
             // writer touches the backlog until the write ends.
             state.isWriting = true
-            guard !state.backlog.isEmpty else { return Ticket(number: state.nextTicket, firstWrite: FirstWrite(batch)) }
+            guard !state.backlog.isEmpty else { return Ticket(number: state.nextTicket, firstWrite: FirstWrite(WriteQueue(batch))) }
             var write = state.backlog
-            write.merge(batch)
+            write.append(batch)
             return Ticket(number: state.nextTicket, firstWrite: FirstWrite(write))
         }
     }
@@ -101,12 +103,12 @@ final class PersistenceWriter: Sendable {
     nonisolated(nonsending) func wait(for ticket: Ticket?) async throws {
         guard let ticket else { return }
         if ticket.isRefused { throw MomentsStoreError(code: .shutDown, userID: "", momentID: "") }
-        guard let write = ticket.firstWrite?.batch else { return try await waitForTurn(ticket) }
+        guard let write = ticket.firstWrite?.writes else { return try await waitForTurn(ticket) }
         // The ticket's batch is written here, and then what was queued meanwhile (its
         // outcome is the batch's own write's).
-        let outcome = await save(write)
+        let (outcome, unsaved) = await write.save { await self.save($0) }
         let finished = state.withLock { state -> Bool in
-            state.record(outcome, of: write)
+            state.record(unsaved: unsaved)
             return state.finishIfNothingQueued()
         }
         if !finished { await drain() }
@@ -178,20 +180,20 @@ final class PersistenceWriter: Sendable {
 
     private nonisolated(nonsending) func drain() async {
         while true {
-            let next = state.withLock { state -> (PersistenceBatch, [UInt64])? in
+            let next = state.withLock { state -> (WriteQueue, [UInt64])? in
                 if state.finishIfNothingQueued() { return nil }
-                var batch = state.backlog
-                if batch.isEmpty { batch = state.pending } else { batch.merge(state.pending) }
+                var write = state.backlog
+                write.append(state.pending)
                 defer {
-                    state.pending = PersistenceBatch()
+                    state.pending = WriteQueue()
                     state.pendingTickets = []
                 }
-                return (batch, state.pendingTickets)
+                return (write, state.pendingTickets)
             }
-            guard let (batch, tickets) = next else { break }
-            let outcome = await save(batch)
+            guard let (write, tickets) = next else { break }
+            let (outcome, unsaved) = await write.save { await self.save($0) }
             let waiters = state.withLock { state -> [Waiter] in
-                state.record(outcome, of: batch)
+                state.record(unsaved: unsaved)
                 var waiting: [Waiter] = []
                 for ticket in tickets {
                     if let waiter = state.waiters.removeValue(forKey: ticket) {

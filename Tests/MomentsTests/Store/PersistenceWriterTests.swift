@@ -1,4 +1,5 @@
 @testable import Moments
+import Foundation
 import MomentsTestSupport
 import Testing
 import MomentsTestTraits
@@ -127,5 +128,64 @@ import MomentsTestTraits
         let saves = await storage.saves.count
         try await writer.write(PersistenceBatch())
         #expect(await storage.saves.count == saves)
+    }
+
+    /// Storage that keeps each save's confirmation interval, failing while told to.
+    actor IntervalStorage: MomentsPersistence {
+        struct Failure: Error {}
+        var failing = false
+        private(set) var saved: [(moments: [String], interval: ConfirmationInterval?)] = []
+
+        func fail(_ failing: Bool) { self.failing = failing }
+        func save(_ batch: PersistenceBatch) throws {
+            if failing { throw Failure() }
+            saved.append((batch.moments.keys.sorted(), batch.confirmedWithin))
+        }
+        func load(userID: String) -> MomentsDetails? { nil }
+        func userIDs(holding momentID: String) -> [String] { [] }
+        func remove(userID: String) {}
+        func userIDs() -> [String] { [] }
+        func removeAll() {}
+        func checkWritable() {}
+    }
+
+    static func batch(_ id: String, within seconds: ClosedRange<Double>?) -> PersistenceBatch {
+        var batch = PersistenceBatch(moments: [moment(id, title: id)])
+        batch.confirmedWithin = seconds.map {
+            ConfirmationInterval(notBefore: Date(timeIntervalSince1970: $0.lowerBound), notAfter: Date(timeIntervalSince1970: $0.upperBound))
+        }
+        return batch
+    }
+
+    /// Batches are saved each with its own confirmation interval, never merged into one
+    /// whose interval would be the union of theirs (shared storage would judge the
+    /// newer records by the older answer's start) or unknown (it would refuse them
+    /// all): also what a failed write left behind, written with the next.
+    @Test func batchesOfDifferentIntervalsAreSavedApart() async throws {
+        let storage = IntervalStorage()
+        let writer = PersistenceWriter(persistence: storage)
+        await storage.fail(true)
+        await #expect(throws: IntervalStorage.Failure.self) { try await writer.write(Self.batch("old", within: 10...11)) }
+        await storage.fail(false)
+        try await writer.write(PersistenceBatch())  // retries "old", with its own interval
+        try await writer.write(Self.batch("new", within: 50...51))
+        try await writer.write(Self.batch("cached", within: nil))
+        try await writer.write(Self.batch("loaded", within: nil))
+        let saved = await storage.saved
+        #expect(saved.map(\.moments) == [["old"], ["new"], ["cached"], ["loaded"]])
+        #expect(saved.map { $0.interval?.notBefore?.timeIntervalSince1970 } == [10, 50, nil, nil])
+    }
+
+    /// Queued together, batches merge only when neither carries an interval.
+    @Test func aQueueMergesOnlyBatchesWithoutIntervals() {
+        var queue = WriteQueue()
+        queue.append(Self.batch("a", within: nil))
+        queue.append(Self.batch("b", within: nil))
+        queue.append(Self.batch("c", within: 1...2))
+        queue.append(Self.batch("d", within: 1...2))
+        queue.append(Self.batch("e", within: nil))
+        queue.append(Self.batch("f", within: nil))
+        queue.append(PersistenceBatch())
+        #expect(queue.batches.map { $0.moments.keys.sorted() } == [["a", "b"], ["c"], ["d"], ["e", "f"]])
     }
 }

@@ -140,6 +140,7 @@ struct CoreSimulation {
         quiesce(worlds, using: &generator)
         worlds.forEach(checkConvergence)
         worlds.forEach(checkMonotone)
+        if tracing, let log = backend.shared?.log { backend.trace?.append(contentsOf: log.map { "storage: \($0)" }) }
         return (backend.failures, backend.trace ?? [])
     }
 

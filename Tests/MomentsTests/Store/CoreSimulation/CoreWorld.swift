@@ -127,7 +127,7 @@ final class CoreWorld {
     var writesFail = false
     /// What failed writes left out, written with the next write, as the store's
     /// `PersistenceWriter` does.
-    var writeBacklog = PersistenceBatch()
+    var writeBacklog = WriteQueue()
     /// The writer's old flaws (``CoreSimulation/writerDropsEmptyWrites``,
     /// ``CoreSimulation/readsBehindFailedWrites``).
     var writerDropsEmptyWrites = false
@@ -222,7 +222,7 @@ final class CoreWorld {
         lastWriteFailed = false
         if writerDropsEmptyWrites, batch.isEmpty { return }
         var write = writeBacklog
-        write.merge(batch)
+        write.append(batch)
         guard !write.isEmpty else { return }
         if writesFail {
             writeBacklog = write
@@ -231,8 +231,8 @@ final class CoreWorld {
             note("  a write failed; kept for the next")
             return
         }
-        writeBacklog = PersistenceBatch()
-        store(write)
+        writeBacklog = WriteQueue()
+        for batch in write.batches { store(batch) }
     }
 
     private func store(_ batch: PersistenceBatch) {
