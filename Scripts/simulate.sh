@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# The simulations alone: both cores run them (the suite runs one at a time).
+export MOMENTS_HEAVY_TESTS_AT_ONCE=2
 MOMENTS_CORE_SIMULATION_SCHEDULES="${1:-400000}" MOMENTS_CORE_SHARED_SIMULATION_SCHEDULES="${2:-100000}" \
     swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
     --filter 'CoreSimulationTests'

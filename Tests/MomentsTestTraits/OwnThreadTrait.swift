@@ -10,7 +10,8 @@ public import Testing
 /// for an event then wait for them. Under this trait the test's work, and its child
 /// tasks', run on its thread, which the operating system shares fairly with the rest;
 /// and only one such test runs at a time, so however many there are, the pool keeps
-/// most of the machine.
+/// most of the machine. `MOMENTS_HEAVY_TESTS_AT_ONCE=N` lets N run at once, for a run
+/// of heavy tests alone (`Scripts/simulate.sh`).
 ///
 /// ```swift
 /// @Suite(.ownThread) struct SimulationTests { … }
@@ -35,19 +36,28 @@ extension Trait where Self == OwnThreadTrait {
     public static var ownThread: Self { OwnThreadTrait() }
 }
 
-/// The one turn heavy tests take in order.
+/// The turns heavy tests take in order: one at a time, or as many as
+/// `MOMENTS_HEAVY_TESTS_AT_ONCE` says.
 final class HeavyTestTurn: @unchecked Sendable {
     // Safety of `@unchecked Sendable`: `busy` and `waiting` are reached only under `lock`.
-    static let shared = HeavyTestTurn()
+    static let shared = HeavyTestTurn(
+        turns: ProcessInfo.processInfo.environment["MOMENTS_HEAVY_TESTS_AT_ONCE"].flatMap(Int.init).map { max(1, $0) } ?? 1
+    )
     private let lock = NSLock()
-    private var busy = false
+    private let turns: Int
+    /// Turns taken.
+    private var busy = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(turns: Int) {
+        self.turns = turns
+    }
 
     func take() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = lock.withLock { () -> Bool in
-                if !busy {
-                    busy = true
+                if busy < turns {
+                    busy += 1
                     return true
                 }
                 waiting.append(continuation)
@@ -60,7 +70,7 @@ final class HeavyTestTurn: @unchecked Sendable {
     func give() {
         let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             if waiting.isEmpty {
-                busy = false
+                busy -= 1
                 return nil
             }
             return waiting.removeFirst()  // the turn passes to it
