@@ -11,7 +11,7 @@ import MomentsTestTraits
 @Suite(.ownThread) struct PersistenceWriterTests {
     /// Storage whose saves suspend a seeded number of times (so callers queue behind
     /// them) and fail at a seeded rate; it keeps what each save held and how it ended.
-    actor ScriptedStorage: MomentsPersistence {
+    actor ScriptedStorage: WriteOnlyStorage {
         struct Failure: Error {}
         struct Save {
             let markers: Set<String>
@@ -37,12 +37,6 @@ import MomentsTestTraits
         }
 
         func stopFailing() { failureRate = 0 }
-        func load(userID: String) -> MomentsDetails? { nil }
-        func userIDs(holding momentID: String) -> [String] { [] }
-        func remove(userID: String) {}
-        func userIDs() -> [String] { [] }
-        func removeAll() {}
-        func checkWritable() {}
     }
 
     static func moment(_ id: String, title: String) -> Moment {
@@ -131,7 +125,7 @@ import MomentsTestTraits
     }
 
     /// Storage that keeps each save's confirmation interval, failing while told to.
-    actor IntervalStorage: MomentsPersistence {
+    actor IntervalStorage: WriteOnlyStorage {
         struct Failure: Error {}
         var failing = false
         private(set) var saved: [(moments: [String], interval: ConfirmationInterval?)] = []
@@ -141,12 +135,6 @@ import MomentsTestTraits
             if failing { throw Failure() }
             saved.append((batch.moments.keys.sorted(), batch.confirmedWithin))
         }
-        func load(userID: String) -> MomentsDetails? { nil }
-        func userIDs(holding momentID: String) -> [String] { [] }
-        func remove(userID: String) {}
-        func userIDs() -> [String] { [] }
-        func removeAll() {}
-        func checkWritable() {}
     }
 
     static func batch(_ id: String, within seconds: ClosedRange<Double>?) -> PersistenceBatch {
@@ -188,4 +176,16 @@ import MomentsTestTraits
         queue.append(PersistenceBatch())
         #expect(queue.batches.map { $0.moments.keys.sorted() } == [["a", "b"], ["c"], ["d"], ["e", "f"]])
     }
+}
+
+/// Storage the writer's tests only save to: it reads back nothing.
+protocol WriteOnlyStorage: MomentsPersistence {}
+
+extension WriteOnlyStorage {
+    func load(userID: String) -> MomentsDetails? { nil }
+    func userIDs(holding momentID: String) -> [String] { [] }
+    func remove(userID: String) {}
+    func userIDs() -> [String] { [] }
+    func removeAll() {}
+    func checkWritable() {}
 }
