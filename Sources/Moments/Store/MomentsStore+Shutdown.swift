@@ -67,12 +67,10 @@ extension MomentsStore {
             wakeUp.cancel()
         }
         // What memory holds and a failed write left out reaches the disk if it now can.
-        if let retry = writer.enqueue(PersistenceBatch()) {
-            do {
-                try await writer.wait(for: retry)
-            } catch {
-                log(.error, "shutting down with a batch that could not be persisted", userID: "", error: error)
-            }
+        do {
+            try await writer.catchUp()
+        } catch {
+            log(.error, "shutting down with a batch that could not be persisted", userID: "", error: error)
         }
         writer.close()
         await writer.idle()

@@ -33,13 +33,11 @@ struct WriteQueue: Sendable {
             head = batch
             return
         }
-        if tail.isEmpty {
-            if head?.confirmedWithin == nil, batch.confirmedWithin == nil { head?.merge(batch) } else { tail.append(batch) }
-        } else if tail[tail.count - 1].confirmedWithin == nil, batch.confirmedWithin == nil {
-            tail[tail.count - 1].merge(batch)
-        } else {
+        guard batch.confirmedWithin == nil, (tail.last ?? head)?.confirmedWithin == nil else {
             tail.append(batch)
+            return
         }
+        if tail.isEmpty { head?.merge(batch) } else { tail[tail.count - 1].merge(batch) }
     }
 
     /// Adds `later`'s batches after these.
