@@ -15,13 +15,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# Built once, then run without building: each `swift test` that builds checks the build
+# again, and after a test run that check rebuilt every module.
+build=(-c release -Xswiftc -enable-testing --scratch-path .build-release-tests)
+swift build "${build[@]}" --build-tests
+echo "build: $(( $(date +%s) - start )) s"
 # The simulations alone: both cores run them (the suite runs one at a time).
 export MOMENTS_HEAVY_TESTS_AT_ONCE=2
 MOMENTS_CORE_SIMULATION_SCHEDULES="${1:-400000}" MOMENTS_CORE_SHARED_SIMULATION_SCHEDULES="${2:-100000}" \
-    swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
-    --filter 'CoreSimulationTests'
+    swift test "${build[@]}" --skip-build --filter 'CoreSimulationTests'
 echo "core simulation: $(( $(date +%s) - start )) s"
 MOMENTS_SIMULATION_SCHEDULES="${3:-2000}" MOMENTS_SHARED_SIMULATION_SCHEDULES="${4:-500}" \
-    swift test -c release -Xswiftc -enable-testing --scratch-path .build-release-tests \
-    --filter 'StoreSimulationTests|SharedStoreSimulationTests'
+    swift test "${build[@]}" --skip-build --filter 'StoreSimulationTests|SharedStoreSimulationTests'
 echo "all simulations: $(( $(date +%s) - start )) s"
