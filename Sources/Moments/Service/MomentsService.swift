@@ -48,6 +48,14 @@ public protocol MomentsService: Sendable {
     /// Whether answers may come from a cache, so that the store must invalidate cached
     /// timelines after a confirmed like. The default is `false`.
     var cachesTimelines: Bool { get }
+
+    /// Whether a like or unlike that failed with `error` may have been applied by the
+    /// server all the same (its answer lost on the way back): ``MomentsStore`` then asks
+    /// the server what happened before it shows the like's outcome. Say `false` only for
+    /// failures the service knows came before anything was sent.
+    ///
+    /// The default is `true` for every error but `CancellationError`.
+    func likeMayHaveReachedServer(failingWith error: any Error) -> Bool
 }
 
 extension MomentsService {
@@ -74,6 +82,11 @@ extension MomentsService {
 
     /// The default is `false`.
     public var cachesTimelines: Bool { false }
+
+    /// The default: `true` for every error but `CancellationError`.
+    public func likeMayHaveReachedServer(failingWith error: any Error) -> Bool {
+        !(error is CancellationError)
+    }
 }
 
 /// A timeline a ``MomentsService`` produced, and where it came from, which tells

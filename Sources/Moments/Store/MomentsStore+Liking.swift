@@ -1,5 +1,4 @@
 import Foundation
-import MomentsHTTP
 import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
@@ -73,7 +72,7 @@ extension MomentsStore {
                 outcome = .answered(received, sent: sent)
             } catch {
                 failure = error
-                outcome = .failed(mayHaveReachedServer: Self.mayHaveReachedServer(error))
+                outcome = .failed(mayHaveReachedServer: service.likeMayHaveReachedServer(failingWith: error))
             }
         }
         ended = true
@@ -93,17 +92,6 @@ extension MomentsStore {
             try await writer.wait(for: performed.ticket)
         }
         return state.displayedTimeline(userID) ?? answer.details
-    }
-
-    /// Whether a like that failed with `error` may have been applied by the server: every
-    /// failure but those the client knows came before anything was sent.
-    static func mayHaveReachedServer(_ error: any Error) -> Bool {
-        guard let error = error as? HTTPClientError else { return !(error is CancellationError) }
-        switch error.code {
-        case .transportFailure: return error.transportFailure?.mayHaveReachedServer ?? true
-        case .invalidRequest, .circuitOpen, .overloaded, .shutDown: return false
-        default: return true
-        }
     }
 
     private func invalidateCachedTimelines(holding momentID: String, liker: String) async {
