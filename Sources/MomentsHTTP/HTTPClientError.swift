@@ -115,6 +115,18 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status the server answered with, if it answered.
     public var statusCode: Int? { response?.statusCode }
 
+    /// Whether the request may have reached the server: `false` only for failures the
+    /// client knows came before anything was sent (a request it refused, an open
+    /// circuit, an overload, a shut-down client, and transport failures whose
+    /// ``TransportFailure/mayHaveReachedServer`` is `false`).
+    public var mayHaveReachedServer: Bool {
+        switch code {
+        case .transportFailure: transportFailure?.mayHaveReachedServer ?? true
+        case .invalidRequest, .circuitOpen, .overloaded, .shutDown: false
+        default: true
+        }
+    }
+
     /// Decodes the body of the server's answer into the API's own error type.
     ///
     /// - Throws: ``Code-swift.struct/decodingFailure`` if there is no body or it does

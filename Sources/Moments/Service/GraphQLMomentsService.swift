@@ -89,17 +89,11 @@ public struct GraphQLMomentsService: MomentsService {
     /// Whether the client has a response cache.
     public var cachesTimelines: Bool { client.configuration.cache != nil }
 
-    /// Whether a like that failed with `error` may have been applied: every failure but
-    /// those ``HTTPClient`` knows came before anything was sent (a request it refused, an
-    /// open circuit, an overload, a shut-down client, and transport failures whose
-    /// `TransportFailure.mayHaveReachedServer` is `false`).
+    /// Whether a like that failed with `error` may have been applied: for the client's
+    /// errors, `HTTPClientError.mayHaveReachedServer`.
     public func likeMayHaveReachedServer(failingWith error: any Error) -> Bool {
         guard let error = error as? HTTPClientError else { return !(error is CancellationError) }
-        switch error.code {
-        case .transportFailure: return error.transportFailure?.mayHaveReachedServer ?? true
-        case .invalidRequest, .circuitOpen, .overloaded, .shutDown: return false
-        default: return true
-        }
+        return error.mayHaveReachedServer
     }
 }
 
