@@ -150,6 +150,37 @@ import MomentsHTTP
         #expect(TimelineFastDecoding.decodeMoments("[{}]") == nil)
     }
 
+    /// Text is read eight bytes at a time: every kind of special byte (quote, backslash,
+    /// escape, control character, byte outside ASCII, valid or not) at every offset of a
+    /// word, and strings cut off at the end of the input, read as `JSONDecoder` reads them.
+    @Test func specialBytesAreFoundWhereverTheyFallInAWord() throws {
+        var generator = SeededGenerator(seed: 2_026)
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("Z0".utf8), Array(#"\/"#.utf8), Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8),
+            Array(#"\u00e9"#.utf8), Array(#"\ud83c\udf03"#.utf8), Array("é".utf8), Array("東".utf8), Array("🌃".utf8),
+            [0xC3], [0xFF], [0x80], [0xF0, 0x90, 0x80], [0x01], [0x1F], [0x7F], [0x22], [0x5C],
+        ]
+        var answered = 0
+        for round in 0..<6_000 {
+            let padding = [UInt8](repeating: UInt8(ascii: "x"), count: Int.random(in: 0...8, using: &generator))
+            var name: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &generator) { name += pieces[Int.random(in: 0..<pieces.count, using: &generator)] }
+            var bytes = Array(#"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":""#.utf8) + padding
+                + Array(#"","name":""#.utf8) + name + Array(#"","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#.utf8)
+            if round % 4 == 3 {
+                // Cut off inside or just after the name: the string runs into the end.
+                let nameStart = bytes.count - 53 - name.count
+                bytes.removeSubrange(min(bytes.count, nameStart + Int.random(in: 0...name.count + 1, using: &generator))...)
+            }
+            let body = Data(bytes)
+            let expected = standard(body)
+            let read = TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID")
+            if read != nil { answered += 1 }
+            #expect(read == expected, "round \(round): \(bytes)")
+        }
+        #expect(answered > 500)
+    }
+
     @Test func theOperationsUseTheFastPathAndFallBackForErrors() throws {
         let operation = GetMomentsByUserID(userID: "0")
         let clean = try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8)), decoder: JSONDecoder())
