@@ -13,29 +13,18 @@ extension JSONScanner {
 
     mutating func readString() throws(Unreadable) -> String {
         skipWhitespace()
-        guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
-        let start = index + 1
-        var nonASCII = false
-        let stop = Self.firstSpecialByte(in: bytes, from: start, nonASCII: &nonASCII)
-        guard stop < bytes.count else { throw Unreadable() }
-        switch bytes[stop] {
-        case Self.quote:
-            index = stop + 1
-            let content = UnsafeBufferPointer(rebasing: bytes[start..<stop])
-            // ASCII is valid UTF-8 as it stands; only other bytes need the validating (and
-            // slower, generic) initializer.
-            if !nonASCII { return String(decoding: content, as: UTF8.self) }
-            return try Self.validString(content)
-        case Self.backslash:
-            return try readEscapedString(from: start, firstEscape: stop, nonASCII: nonASCII)
-        default:
-            throw Unreadable()  // a control character, which JSON requires escaped
-        }
+        let span = try scanString()
+        if span.hasEscapes { return try readEscapedString(from: span.start, firstEscape: span.end, nonASCII: span.hasNonASCII) }
+        let content = UnsafeBufferPointer(rebasing: bytes[span.start..<span.end])
+        // ASCII is valid UTF-8 as it stands; only other bytes need checking.
+        if !span.hasNonASCII { return String(decoding: content, as: UTF8.self) }
+        return try Self.validString(content)
     }
 
     /// Finds the string starting at the current quote. Without escapes, consumes it and
     /// returns its content's bounds and whether any byte is not ASCII; at the first
-    /// backslash, stops and says so.
+    /// backslash, stops and says so (`end` is the backslash's offset). A control
+    /// character, which JSON requires escaped, or the input's end, throws.
     mutating func scanString() throws(Unreadable) -> (start: Int, end: Int, hasEscapes: Bool, hasNonASCII: Bool) {
         guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
         let start = index + 1
