@@ -114,9 +114,10 @@ import Testing
             case .urlSession:
                 // FoundationNetworking hands each chunk to the delegate's queue, with no
                 // way to pause the transfer: memory grows with that queue's lag (33 to 61 MB
-                // measured while the suite ran beside the probe). The body is never held
-                // whole: that bound is firm, the tighter one is the known issue.
-                #expect(growth < 128 << 10, "\(kind) download: the process grew by \(growth) KiB, as if it held the body")
+                // measured while the suite ran beside the probe, 114 MB once). The body is
+                // never held whole: that bound (three quarters of it) is firm, the tighter
+                // one is the known issue.
+                #expect(growth < Self.size / 1_024 * 3 / 4, "\(kind) download: the process grew by \(growth) KiB, as if it held the body")
                 withKnownIssue("URLSession download memory follows the delegate queue's lag", isIntermittent: true) {
                     #expect(growth < Self.growthLimitKiB, "\(kind) download: the process grew by \(growth) KiB")
                 }
