@@ -1,17 +1,16 @@
 /// Growable bytes owned by one ``JSONScanner``, reused for every string with escapes it
-/// decodes, so decoding one allocates nothing but the `String` itself.
+/// decodes, so decoding one allocates nothing but the `String` itself. Nothing is
+/// allocated until the first byte is written: most answers a scanner reads have no
+/// escape at all.
 struct ScratchBuffer: ~Copyable {
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    private var storage: UnsafeMutablePointer<UInt8>?
+    private var capacity = 0
     private(set) var count = 0
 
-    init(capacity: Int = 256) {
-        self.capacity = Swift.max(16, capacity)
-        storage = .allocate(capacity: self.capacity)
-    }
+    init() {}
 
     deinit {
-        storage.deallocate()
+        storage?.deallocate()
     }
 
     /// The bytes written since the last ``removeAll()``, valid until the next write.
@@ -24,25 +23,29 @@ struct ScratchBuffer: ~Copyable {
     }
 
     mutating func append(_ byte: UInt8) {
-        if count == capacity { grow(toHold: count + 1) }
-        storage[count] = byte
+        let target = reserve(1)
+        target.pointee = byte
         count += 1
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        if count + bytes.count > capacity { grow(toHold: count + bytes.count) }
-        (storage + count).update(from: source, count: bytes.count)
+        reserve(bytes.count).update(from: source, count: bytes.count)
         count += bytes.count
     }
 
-    private mutating func grow(toHold needed: Int) {
-        var newCapacity = capacity
-        while newCapacity < needed { newCapacity *= 2 }
+    /// Where the next `extra` bytes go, after growing if they do not fit.
+    private mutating func reserve(_ extra: Int) -> UnsafeMutablePointer<UInt8> {
+        if let storage, count + extra <= capacity { return storage + count }
+        var newCapacity = Swift.max(capacity, 256)
+        while newCapacity < count + extra { newCapacity *= 2 }
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        grown.update(from: storage, count: count)
-        storage.deallocate()
+        if let storage {
+            grown.update(from: storage, count: count)
+            storage.deallocate()
+        }
         storage = grown
         capacity = newCapacity
+        return grown + count
     }
 }

@@ -52,8 +52,7 @@ struct RetryStage: CallStage {
                     return response
                 }
             } catch var error as HTTPClientError where error.code == .transportFailure {
-                let reached = error.transportFailure?.mayHaveReachedServer ?? true
-                if !call.isRepeatable, reached {
+                if !call.isRepeatable, error.mayHaveReachedServer {
                     error.retriesStopped = .mayHaveBeenProcessed
                     instruments.countRetry(stopped: .mayHaveBeenProcessed)
                     throw error
