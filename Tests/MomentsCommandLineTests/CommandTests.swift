@@ -75,7 +75,7 @@ import MomentsHTTP
 
     @Test func anUnreachableBFFIsOneLineAndStatus1() async throws {
         defer { bff.stop(); directory.remove() }
-        let (status, console) = await run(["timeline", "--user", "0", "--store", store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "2"])
+        let (status, console) = await run(["timeline", "--user", "0", "--store", store, "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())", "--timeout", "2"])
 
         #expect(status == 1)
         #expect(console.problems.count == 1)

@@ -72,7 +72,7 @@ import MomentsHTTP
 
     @Test func theCurlTransportSaysLibcurlsWordsWhenTheBFFIsDown() async throws {
         let (status, console) = await run(
-            ["timeline", "--user", "0", "--store", "memory", "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--transport", "curl"]
+            ["timeline", "--user", "0", "--store", "memory", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())", "--transport", "curl"]
         )
         #expect(status == 1)
         #expect(console.problems.first?.contains("connection refused") == true, "\(console.problems)")
@@ -87,7 +87,7 @@ import MomentsHTTP
         let (status, console) = await run(
             // A refused connection fails at once; the long deadline only keeps a loaded
             // machine from turning it into a timeout.
-            ["timeline", "--user", "0", "--store", "sqlite:" + store, "--base-url", "http://127.0.0.1:\(unusedLoopbackPort())", "--timeout", "60"],
+            ["timeline", "--user", "0", "--store", "sqlite:" + store, "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())", "--timeout", "60"],
             environment: ["MOMENTS_CACHE_DIR": cache]
         )
         #expect(status == 1)

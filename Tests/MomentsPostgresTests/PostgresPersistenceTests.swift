@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func aServerNobodyListensOnIsConnectionFailedAndTheMessageHidesThePassword() async throws {
-        let port = unusedLoopbackPort()
+        let port = refusedLoopbackPort()
         let error = await Self.persistenceError {
             _ = try await PostgresPersistence(connectionString: "host=127.0.0.1 port=\(port) dbname=m user=app password=hunter2 connect_timeout=5")
         }
@@ -38,7 +38,7 @@ import Testing
         "postgresql://app:S3CRET-PW-1@[::1/db",
         "postgresql://app:S3CRET-PW-1@127.0.0.1:%zz/db",
         "host=127.0.0.1 password=S3CRET-PW-1 dbname='unterminated",
-        "postgresql://app:S3CRET-PW-1@127.0.0.1:\(unusedLoopbackPort())/db?connect_timeout=5",
+        "postgresql://app:S3CRET-PW-1@127.0.0.1:\(refusedLoopbackPort())/db?connect_timeout=5",
     ])
     func aConnectionStringsPasswordNeverReachesTheError(connectionString: String) async throws {
         let error = await Self.persistenceError { _ = try await PostgresPersistence(connectionString: connectionString) }

@@ -113,10 +113,30 @@ public struct TemporaryDirectory: Sendable {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (bound, then released).
+/// A port on 127.0.0.1 where nothing listens (bound, then released), for a server to
+/// take. Another server may take it first: a test that needs a refused connection uses
+/// ``refusedLoopbackPort()``.
 public func unusedLoopbackPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
+    return boundLoopbackPort(fd)
+}
+
+/// A port on 127.0.0.1 that refuses every connection for as long as the test process
+/// runs: a socket holds it bound and never listens, so no server (of this process or
+/// another) can take it, as one did a port merely found unused while the suite ran
+/// beside two builds.
+public func refusedLoopbackPort() -> Int {
+    RefusedPort.port
+}
+
+private enum RefusedPort {
+    /// Made once; its socket stays open until the process ends.
+    static let port: Int = boundLoopbackPort(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
+}
+
+/// Binds `fd` to an ephemeral port on 127.0.0.1; returns the port.
+private func boundLoopbackPort(_ fd: Int32) -> Int {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

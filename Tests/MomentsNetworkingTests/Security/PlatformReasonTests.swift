@@ -41,7 +41,7 @@ import MomentsHTTP
         let cut = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<Data>(.get, "/truncated")) }
         #expect(cut?.transportFailure?.kind == .truncatedResponse, "\(String(describing: cut))")
 
-        let refused = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!)
+        let refused = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:\(refusedLoopbackPort())")!)
         let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>(.get, "/json")) }
         #expect(error?.transportFailure?.kind == .connectionRefused)
         let message = error?.transportFailure?.message.lowercased() ?? ""

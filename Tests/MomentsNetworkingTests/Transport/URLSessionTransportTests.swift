@@ -75,7 +75,7 @@ import MomentsHTTP
 
     @Test func aRefusedConnectionIsATransportFailure() async throws {
         defer { server.stop() }
-        let refused = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:\(unusedLoopbackPort())")!, transport: transport)
+        let refused = HTTPClient.patient(baseURL: URL(string: "http://127.0.0.1:\(refusedLoopbackPort())")!, transport: transport)
 
         let error = await #expect(throws: HTTPClientError.self) { try await refused.send(Endpoint<Data>(.get, "/json")) }
 
