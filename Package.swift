@@ -60,7 +60,10 @@ let package = Package(
                 .target(name: "MomentsPostgres", condition: .when(traits: ["Postgres"])),
             ]
         ),
-        .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine"]),
+        // Blocks SIGINT and SIGTERM from the executable's first instant (see its header);
+        // only the `moments` executable links it.
+        .target(name: "MomentsCStartup"),
+        .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine", "MomentsCStartup"]),
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
@@ -104,7 +107,9 @@ let package = Package(
         .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsTesting", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
         .testTarget(
             name: "MomentsCommandLineTests",
-            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsCLI", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
+            // Not on MomentsCLI: linking it would put its start-up signal block into the
+            // test process. `swift build --build-tests` and `swift test` build `moments` too.
+            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
         ),
     ]
 )

@@ -81,13 +81,24 @@ public enum Interrupts {
     /// the command line's command stops gracefully
     /// (``MomentsCommandLine/stopsGracefully(_:)``): then an interrupt that comes before
     /// the command is ready to stop is handed to it once it is.
-    public static func installOnce(stoppingGracefully: Bool) {
+    ///
+    /// - Parameter releasingStartupBlock: Unblocks, in the calling thread, the
+    ///   interrupts the executable blocked while it started (before any library's
+    ///   initialiser ran, so that an interrupt then waits instead of ending the
+    ///   process). It is called once the handlers are installed, on the calling thread
+    ///   and on the thread that reads the interrupts: an interrupt that came meanwhile
+    ///   is handled then.
+    public static func installOnce(stoppingGracefully: Bool, releasingStartupBlock: @escaping @Sendable () -> Void = {}) {
         if stoppingGracefully { expectsGracefulStop.store(true, ordering: .releasing) }
-        installOnce()
+        installOnce(releasingStartupBlock: releasingStartupBlock)
     }
 
     /// Starts catching SIGINT and SIGTERM.
     public static func installOnce() {
+        installOnce(releasingStartupBlock: {})
+    }
+
+    private static func installOnce(releasingStartupBlock: @escaping @Sendable () -> Void) {
         installed.withLock { installed in
             guard !installed else { return }
             installed = true
@@ -97,6 +108,7 @@ public enum Interrupts {
             interruptPipe = fds[1]
             let reader = fds[0]
             let thread = Thread {
+                releasingStartupBlock()
                 var byte: UInt8 = 0
                 while read(reader, &byte, 1) != 1 {}
                 let graceful = stoppers.withLock { stoppers -> [@Sendable () -> Void]? in
@@ -124,6 +136,8 @@ public enum Interrupts {
                 action.sa_flags = SA_RESTART
                 sigaction(signalNumber, &action, nil)
             }
+            // Handled from now on: one that came while the process started arrives now.
+            releasingStartupBlock()
             thread.name = "moments.interrupts"
             thread.start()
         }

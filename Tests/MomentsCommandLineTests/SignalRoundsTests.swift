@@ -5,9 +5,15 @@ import MomentsTestSupport
 import Testing
 
 /// `moments watch` and `moments demo` stopped by SIGINT or SIGTERM at seeded random
-/// moments, from the instant they start: each exits 0 (the graceful path: the fallback
-/// exits 130 or 143 after ``Interrupts/gracefulDeadline``), leaves no BFF or file
-/// behind, and leaves its store readable with what it had confirmed.
+/// moments, from the first instant their own code runs: each exits 0 (the graceful
+/// path: the fallback exits 130 or 143 after ``Interrupts/gracefulDeadline``), leaves
+/// no BFF or file behind, and leaves its store readable with what it had confirmed.
+///
+/// Each starts as a shell starts it, with no signal blocked. Its delay counts from the
+/// moment its main thread has blocked SIGINT and SIGTERM (the executable's
+/// `.preinit_array`): before that the dynamic loader is still mapping and relocating its
+/// libraries (about 15 ms here), and a signal then ends any process that links them,
+/// before any of its code could run. `StartupSignalTests` covers the instants just after.
 ///
 /// `MOMENTS_SIGNAL_SEED=S` replays one seed; the seed of every round is in its message.
 @Suite struct SignalRoundsTests {
@@ -21,7 +27,7 @@ import Testing
             defer { directory.remove() }
             let isDemo = Bool.random(using: &generator)
             let signal = Bool.random(using: &generator) ? SIGINT : SIGTERM
-            // From the first instant to well after the first refresh.
+            // From the first instant of its code to well after the first refresh.
             let delay = Int.random(in: 0...(isDemo ? 250 : 400), using: &generator)
             let process = Process()
             process.discardingCoverageProfile()
@@ -33,7 +39,8 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             let errors = Pipe()
             process.standardError = errors
-            try process.run()
+            try await process.runWithNoSignalBlocked()
+            await process.waitUntilItsCodeRuns()
             // The delay is the input of the round, not a wait for something: whenever the
             // signal lands, the outcome must be the same.
             let pid = process.processIdentifier

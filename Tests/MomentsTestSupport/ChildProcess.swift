@@ -63,3 +63,43 @@ extension Process {
         self.environment = environment
     }
 }
+
+extension Process {
+    /// Starts the process as a shell would: with no signal blocked.
+    ///
+    /// `run()` starts the child with the calling thread's signal mask, and Swift's
+    /// cooperative threads block nearly every signal: a child started from one inherits
+    /// SIGINT and SIGTERM blocked, and an interrupt sent while it starts waits, pending,
+    /// until the child unblocks it, hiding whether it could have been interrupted then.
+    /// Here `run()` is called on a thread of its own whose mask is empty.
+    public func runWithNoSignalBlocked() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                var none = sigset_t()
+                sigemptyset(&none)
+                pthread_sigmask(SIG_SETMASK, &none, nil)
+                continuation.resume(with: Result { try self.run() })
+            }.start()
+        }
+    }
+
+    /// Waits until the started process has run its own first code: until its main
+    /// thread blocks SIGINT and SIGTERM (the `moments` executable does, from its
+    /// `.preinit_array`) or catches them, or it has ended. Before that the dynamic loader
+    /// is still mapping its libraries, and no code of the process can handle a signal.
+    /// Reads `/proc`; elsewhere it returns at once.
+    public func waitUntilItsCodeRuns() async {
+        #if os(Linux)
+        let status = "/proc/\(processIdentifier)/status"
+        let interrupts: UInt64 = 1 << (UInt64(SIGINT) - 1) | 1 << (UInt64(SIGTERM) - 1)
+        func mask(_ field: String, in text: String) -> UInt64 {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
+            return UInt64(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
+        }
+        while isRunning, let text = try? String(contentsOfFile: status, encoding: .utf8) {
+            if mask("SigBlk", in: text) & interrupts == interrupts || mask("SigCgt", in: text) & interrupts == interrupts { return }
+            try? await Task.sleep(for: .microseconds(200))
+        }
+        #endif
+    }
+}
