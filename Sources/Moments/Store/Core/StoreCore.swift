@@ -239,6 +239,11 @@ struct StoreCore {
     /// Evicts least recently used timelines, sparing `current` (the one just used) and
     /// every timeline with subscribers, likes or refreshes in flight.
     mutating func evictIfNeeded(sparing current: String, into actions: inout [Action]) {
+        // Within capacity (nearly always), nothing is copied for the pinning rule.
+        guard state.timelines.count > state.capacity else {
+            if reportsEvictions { actions.append(.evicted(count: 0)) }
+            return
+        }
         let likes = likes
         let refreshes = refreshes
         let isWatched = isWatched
