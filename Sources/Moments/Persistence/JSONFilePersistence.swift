@@ -1,6 +1,5 @@
 public import Foundation
 import MomentsSupport
-import MomentsNetworking
 import MomentsHTTP
 
 /// A ``MomentsPersistence`` that keeps one JSON file per user in a directory.

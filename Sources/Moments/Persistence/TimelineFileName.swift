@@ -1,5 +1,4 @@
 import MomentsSupport
-import MomentsNetworking
 /// Maps any user id to a file name that is safe, unique and stays inside its directory.
 ///
 /// Short ids are spelled out in lowercase hex of their UTF-8 bytes (`u-…`), so no id can

@@ -1,4 +1,3 @@
-import MomentsNetworking
 import MomentsObservability
 
 /// Feeding the core its events, and performing the actions it returns.

@@ -1,5 +1,4 @@
 import Foundation
-import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
 

@@ -1,4 +1,3 @@
-import MomentsNetworking
 public import MomentsObservability
 public import MomentsHTTP
 

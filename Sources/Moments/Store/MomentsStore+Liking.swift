@@ -1,7 +1,7 @@
 import Foundation
-import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
+import MomentsHTTP
 
 /// Liking and unliking: the liker's optimistic intent, the mutation, and its answer
 /// or rollback.

@@ -1,7 +1,7 @@
 import Foundation
-public import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
+public import MomentsNetworking
 import MomentsHTTP
 
 /// Refreshing a timeline: one call per user at a time, its answer applied under the

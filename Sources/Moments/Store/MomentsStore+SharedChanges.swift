@@ -1,6 +1,5 @@
-import MomentsHTTP
-import MomentsNetworking
 import MomentsObservability
+import MomentsHTTP
 /// Changes other instances committed, arriving through the configured
 /// ``MomentsStore/Configuration-swift.struct/changeBus``.
 extension MomentsStore {

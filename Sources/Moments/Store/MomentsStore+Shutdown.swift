@@ -1,6 +1,6 @@
 import MomentsObservability
-import MomentsHTTP
 import MomentsSupport
+import MomentsHTTP
 
 /// Where a store is in its life: taking calls, draining them, or shut down.
 enum StoreLifecycle {

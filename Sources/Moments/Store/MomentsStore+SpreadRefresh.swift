@@ -1,7 +1,7 @@
-import MomentsHTTP
 import Foundation
-public import MomentsNetworking
 import MomentsSupport
+public import MomentsNetworking
+import MomentsHTTP
 
 /// Refreshing many timelines at once without sending the BFF a burst: after an outage,
 /// a service that refreshes every user it holds should not have all of them reach the

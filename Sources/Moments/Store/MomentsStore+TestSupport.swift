@@ -1,5 +1,4 @@
 import Foundation
-import MomentsNetworking
 import MomentsSupport
 
 /// What tests and simulations read of a store's inner state: `package`, never public.

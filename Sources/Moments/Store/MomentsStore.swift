@@ -1,7 +1,6 @@
-import MomentsHTTP
-import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
+import MomentsHTTP
 
 /// The single source of truth for many users' timelines.
 ///

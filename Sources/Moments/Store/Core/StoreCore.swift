@@ -1,5 +1,5 @@
-import MomentsNetworking
 import MomentsObservability
+import MomentsNetworking
 
 /// Every decision of a ``MomentsStore``, in one synchronous state machine.
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import MomentsHTTP
 import MomentsSupport
+import MomentsHTTP
 
 /// One reading of both of the store's clocks, for converting instants of the store's
 /// clock to the wall clock that instances sharing storage compare, and back.
