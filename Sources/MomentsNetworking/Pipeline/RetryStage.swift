@@ -20,7 +20,10 @@ import MomentsHTTP
 ///   deadline, the breaker of the call's origin would let the retry go, and the retry
 ///   budget of the origin that failed has a retry to spend.
 /// - **One deadline.** No attempt starts after the call's deadline, and each ends by it
-///   (or sooner under `attemptTimeout`); backoffs wait on the client's clock.
+///   (or sooner under `attemptTimeout`); backoffs wait on the client's clock. A retry
+///   whose wait ends past the deadline (woken late) is not made: the call ends with its
+///   last attempt's answer or failure, retries stopped by the deadline
+///   (``MomentsHTTP/RetryStop/deadline``), not with a time-out no attempt had.
 struct RetryStage: CallStage {
     let policy: RetryPolicy?
     let attemptTimeout: Duration?
@@ -32,9 +35,26 @@ struct RetryStage: CallStage {
         var attempt = 1
         var waited = Duration.zero
         var retriedStaleConnection = false
+        // What the attempt before a pending retry got: the call's outcome if the
+        // deadline passes before the retry can start.
+        var previous: Result<HTTPResponse, HTTPClientError>?
         while true {
             let now = clock.now
-            guard now < call.deadline else { throw Self.deadlinePassed(call, now: now) }
+            guard now < call.deadline else {
+                // A wait chosen to end before the deadline ended after it (a loaded
+                // machine wakes a sleeper late): the call ends as its last attempt did,
+                // its retries stopped by the deadline. No attempt timed out.
+                switch previous {
+                case .success(let response)?:
+                    call.record.stopped(.deadline)
+                    return response
+                case .failure(var error)?:
+                    error.retriesStopped = .deadline
+                    throw error
+                case nil:
+                    throw Self.deadlinePassed(call, now: now)
+                }
+            }
             var attemptCall = call
             if attempt > 1 {
                 attemptCall.context = call.context.attempt(attempt)
@@ -46,7 +66,9 @@ struct RetryStage: CallStage {
                 let response = try await next(request, attemptCall)
                 guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
                 switch decide(policy, call, after: attempt, retryAfter: response.headers["Retry-After"], waited: waited) {
-                case .retry(let next): delay = next
+                case .retry(let next):
+                    delay = next
+                    previous = .success(response)
                 case .stop(let reason):
                     call.record.stopped(reason)
                     return response
@@ -59,12 +81,15 @@ struct RetryStage: CallStage {
                 }
                 if call.isRepeatable, attempt == 1, !retriedStaleConnection, Self.isStaleConnection(error), clock.now < call.deadline {
                     retriedStaleConnection = true
+                    previous = .failure(error)
                     attempt += 1
                     continue
                 }
                 guard let policy else { throw error }
                 switch decide(policy, call, after: attempt, retryAfter: nil, waited: waited) {
-                case .retry(let next): delay = next
+                case .retry(let next):
+                    delay = next
+                    previous = .failure(error)
                 case .stop(let reason):
                     error.retriesStopped = reason
                     throw error

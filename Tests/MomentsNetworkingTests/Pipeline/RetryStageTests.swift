@@ -75,6 +75,35 @@ import MomentsHTTP
         #expect(next.calls.allSatisfy { $0.deadline == call.deadline })
     }
 
+    /// A retry whose wait ends past the deadline (a loaded machine woke it late) is not
+    /// made: the call ends with its last attempt's failure or answer, its retries stopped
+    /// by the deadline, and not with a time-out that no attempt had.
+    @Test func aRetryWokenPastTheDeadlineEndsWithTheLastAttemptsOutcome() async throws {
+        let refused = StubNext { _, _, _ in throw StageHarness.failure(.connectionRefused) }
+        let failing = Task { [clock] in
+            try await CallPipeline([RetryStage(policy: Self.policy, attemptTimeout: nil, clock: clock, instruments: StageHarness.instruments()), refused])
+                .send(StageHarness.request(), StageHarness.call(clock: clock, deadline: .seconds(1)))
+        }
+        await clock.waitForWakeUps(1)
+        clock.advance(by: .seconds(2))
+        let error = await #expect(throws: HTTPClientError.self) { try await failing.value }
+        #expect(error?.transportFailure?.kind == .connectionRefused, "the refusal, not a time-out: \(String(describing: error))")
+        #expect(error?.retriesStopped == .deadline)
+        #expect(refused.arrivals == 1)
+
+        let unavailable = StubNext { _, _, _ in StageHarness.reply(503) }
+        let call = StageHarness.call(clock: clock, deadline: .seconds(1))
+        let answering = Task { [clock] in
+            try await CallPipeline([RetryStage(policy: Self.policy, attemptTimeout: nil, clock: clock, instruments: StageHarness.instruments()), unavailable])
+                .send(StageHarness.request(), call)
+        }
+        await clock.waitForWakeUps(1)
+        clock.advance(by: .seconds(2))
+        #expect(try await answering.value.statusCode == 503)
+        #expect(call.record.retriesStopped == .deadline)
+        #expect(unavailable.arrivals == 1)
+    }
+
     /// A retry whose backoff would end past the deadline is not made, and says so.
     @Test func noRetryEndsPastTheDeadline() async throws {
         let next = StubNext { _, _, _ in StageHarness.reply(503) }
