@@ -7,10 +7,11 @@ static sigset_t blocked_at_start;
 static bool did_block = false;
 
 #if defined(__linux__)
-/// Runs from the executable's `.preinit_array`: after the dynamic loader has mapped
-/// and relocated every library, before any library's initialiser and long before
-/// `main` (about 20 ms later, with Foundation and libcurl's dependencies to
-/// initialise). The process has one thread here.
+/// Runs from the executable's `.preinit_array`: once the dynamic loader has mapped
+/// and relocated every library (about 15 ms after `exec` on a 2-core machine), before
+/// any library's initialiser and so a few milliseconds before `main` (the Swift
+/// runtime's, Foundation's and the TLS libraries' initialisers run in between). The
+/// process has one thread here.
 static void moments_block_interrupts_at_start(int argc, char **argv, char **envp) {
     (void)argc;
     (void)argv;
@@ -29,10 +30,6 @@ static void moments_block_interrupts_at_start(int argc, char **argv, char **envp
 __attribute__((section(".preinit_array"), used))
 static void (*const moments_preinit_entry)(int, char **, char **) = moments_block_interrupts_at_start;
 #endif
-
-bool moments_startup_blocked_interrupts(void) {
-    return did_block;
-}
 
 void moments_startup_unblock_interrupts(void) {
     if (!did_block) return;

@@ -3,13 +3,12 @@
 
 #include <stdbool.h>
 
-/// Whether the process blocked SIGINT and SIGTERM at its very start (Linux), before any
-/// shared library's initialiser ran: an interrupt arriving while the process starts
-/// then waits, pending, instead of ending it before its handlers are installed.
+/// An executable linking this target blocks SIGINT and SIGTERM at its very start
+/// (Linux), before any shared library's initialiser runs: an interrupt arriving while
+/// the process starts then waits, pending, instead of ending it before its handlers
+/// are installed. Only the signals the process's parent had not blocked already are
+/// blocked.
 ///
-/// Only the signals the process's parent had not blocked already are blocked.
-bool moments_startup_blocked_interrupts(void);
-
 /// Unblocks, in the calling thread, what the start blocked (nothing if it blocked
 /// nothing). Call it in every thread that must receive interrupts, once their
 /// handlers are installed: a signal that came meanwhile is delivered then.
