@@ -109,7 +109,7 @@ let package = Package(
             name: "MomentsCommandLineTests",
             // Not on MomentsCLI: linking it would put its start-up signal block into the
             // test process. `swift build --build-tests` and `swift test` build `moments` too.
-            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsTestSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
+            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsTestSupport", "MomentsSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
         ),
     ]
 )

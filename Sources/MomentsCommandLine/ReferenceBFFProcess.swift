@@ -14,6 +14,9 @@ final class ReferenceBFFProcess: Sendable {
     private let process: Process
     private let stdin: Pipe
 
+    /// The child's process identifier.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
 
     private init(port: Int, process: Process, stdin: Pipe) {
@@ -38,7 +41,9 @@ final class ReferenceBFFProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
         do {
-            try process.run()
+            // Not with this thread's signal mask: started from one of Swift's threads,
+            // the child would inherit SIGTERM blocked and `terminate()` would not end it.
+            try await process.runWithNoSignalBlocked()
         } catch {
             throw StartFailure(description: "cannot start \(python): \(error.localizedDescription)")
         }

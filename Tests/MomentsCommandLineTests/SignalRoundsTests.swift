@@ -1,6 +1,7 @@
 import Foundation
 import Moments
 import MomentsSQLite
+import MomentsSupport
 import MomentsTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 import MomentsTestSupport
 import Testing
 

@@ -65,24 +65,6 @@ extension Process {
 }
 
 extension Process {
-    /// Starts the process as a shell would: with no signal blocked.
-    ///
-    /// `run()` starts the child with the calling thread's signal mask, and Swift's
-    /// cooperative threads block nearly every signal: a child started from one inherits
-    /// SIGINT and SIGTERM blocked, and an interrupt sent while it starts waits, pending,
-    /// until the child unblocks it, hiding whether it could have been interrupted then.
-    /// Here `run()` is called on a thread of its own whose mask is empty.
-    public func runWithNoSignalBlocked() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                var none = sigset_t()
-                sigemptyset(&none)
-                pthread_sigmask(SIG_SETMASK, &none, nil)
-                continuation.resume(with: Result { try self.run() })
-            }.start()
-        }
-    }
-
     /// Waits until the started process has run its own first code: until its main
     /// thread blocks SIGINT and SIGTERM (the `moments` executable does, from its
     /// `.preinit_array`) or catches them, or it has ended. Before that the dynamic loader

@@ -1,0 +1,39 @@
+import Foundation
+@testable import MomentsCommandLine
+import Testing
+
+/// The demo's BFF child is a process signals reach. Started with the signal mask of one
+/// of Swift's threads, it had SIGTERM and SIGINT blocked: `terminate()` did not end it,
+/// and only closing its input did.
+@Suite struct ReferenceBFFProcessTests {
+    @Test func theBFFChildEndsOnSIGTERMAlone() async throws {
+        let bff = try await ReferenceBFFProcess.start()
+        defer { bff.stop() }
+        let pid = bff.processIdentifier
+        let interrupts: UInt64 = 1 << (UInt64(SIGINT) - 1) | 1 << (UInt64(SIGTERM) - 1)
+        #expect(Self.field("SigBlk", of: pid).map { $0 & interrupts } == 0, "SIGINT and SIGTERM are not blocked in the child")
+
+        // Its input stays open: only the signal can end it.
+        kill(pid, SIGTERM)
+        // Waits for the exit; the bound only turns a child that never ends into a failure.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while Self.isAlive(pid), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(!Self.isAlive(pid), "the child ended on SIGTERM")
+    }
+
+    /// A hexadecimal field of `/proc/PID/status`.
+    private static func field(_ name: String, of pid: Int32) -> UInt64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+        return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
+    }
+
+    /// Running, or stopped: neither gone nor a zombie waiting to be reaped.
+    private static func isAlive(_ pid: Int32) -> Bool {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("State:") }) else { return false }
+        return !line.contains("Z") && !line.contains("X")
+    }
+}
