@@ -11,8 +11,9 @@ import Testing
 /// no BFF or file behind, and leaves its store readable with what it had confirmed.
 ///
 /// Each starts as a shell starts it, with no signal blocked. Its delay counts from the
-/// moment its main thread has blocked SIGINT and SIGTERM (the executable's
-/// `.preinit_array`): before that the dynamic loader is still mapping and relocating its
+/// moment its own code runs: a preloaded library (``StartupProbe``), initialised just
+/// after the executable's `.preinit_array` has blocked SIGINT and SIGTERM, says so on
+/// standard error. Before that the dynamic loader is still mapping and relocating its
 /// libraries (about 15 ms here), and a signal then ends any process that links them,
 /// before any of its code could run. `StartupSignalTests` covers the instants just after.
 ///
@@ -23,6 +24,9 @@ import Testing
         defer { bff.stop() }
         let seed = ProcessInfo.processInfo.environment["MOMENTS_SIGNAL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         var generator = SeededGenerator(seed: seed)
+        let probeDirectory = try TemporaryDirectory()
+        defer { probeDirectory.remove() }
+        let probe = try await StartupProbe.build(in: probeDirectory.url)
         for round in 0..<10 {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
@@ -32,6 +36,7 @@ import Testing
             let delay = Int.random(in: 0...(isDemo ? 250 : 400), using: &generator)
             let process = Process()
             process.discardingCoverageProfile()
+            process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(probe.environment()) { $1 }
             process.executableURL = MomentsExecutable.url
             process.arguments = isDemo
                 ? ["demo", "--store", "sqlite:demo.sqlite"]
@@ -41,7 +46,8 @@ import Testing
             let errors = Pipe()
             process.standardError = errors
             try await process.runWithNoSignalBlocked()
-            await process.waitUntilItsCodeRuns()
+            // Until the process's own code runs (or it ended).
+            let started = await errors.fileHandleForReading.readThroughLine(StartupProbe.startedLine)
             // The delay is the input of the round, not a wait for something: whenever the
             // signal lands, the outcome must be the same.
             let pid = process.processIdentifier
@@ -51,7 +57,7 @@ import Testing
             }.start()
             async let text = errors.fileHandleForReading.readToEndOffPool()
             let status = await process.exitStatus()
-            let said = String(decoding: await text, as: UTF8.self)
+            let said = String(decoding: started + (await text), as: UTF8.self)
             let name = "round \(round) (seed \(seed), replay: MOMENTS_SIGNAL_SEED=\(seed)): \(isDemo ? "demo" : "watch"), signal \(signal) after \(delay) ms"
 
             #expect(status == 0, "\(name): exit status \(status); stderr: \(said)")

@@ -24,11 +24,13 @@ extension Process {
 extension Process {
     /// Starts the process with its output and errors captured, and returns, once it has
     /// ended, its status and both texts; everything is waited for off Swift's threads.
-    public func runCapturingOutput() async throws -> (status: Int32, out: String, err: String) {
+    /// With `startingAsAShellDoes`, the child starts with no signal blocked
+    /// (``runWithNoSignalBlocked()``), not with the calling thread's mask.
+    public func runCapturingOutput(startingAsAShellDoes: Bool = false) async throws -> (status: Int32, out: String, err: String) {
         let out = Pipe(), err = Pipe()
         standardOutput = out
         standardError = err
-        try run()
+        if startingAsAShellDoes { try await runWithNoSignalBlocked() } else { try run() }
         async let output = out.fileHandleForReading.readToEndOffPool()
         async let errors = err.fileHandleForReading.readToEndOffPool()
         let status = await exitStatus()
@@ -37,6 +39,23 @@ extension Process {
 }
 
 extension FileHandle {
+    /// What it reads up to and including the first line that is `line`, or to the end
+    /// of file if none is; reads on a thread of its own.
+    public func readThroughLine(_ line: String) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let wanted = Data((line + "\n").utf8)
+                var read = Data()
+                while read.range(of: wanted) == nil {
+                    let chunk = self.availableData
+                    if chunk.isEmpty { break }
+                    read += chunk
+                }
+                continuation.resume(returning: read)
+            }.start()
+        }
+    }
+
     /// Everything until end of file; reads on a thread of its own.
     public func readToEndOffPool() async -> Data {
         await withCheckedContinuation { continuation in
@@ -61,27 +80,5 @@ extension Process {
             environment["LLVM_PROFILE_FILE"] = "/dev/null"
         }
         self.environment = environment
-    }
-}
-
-extension Process {
-    /// Waits until the started process has run its own first code: until its main
-    /// thread blocks SIGINT and SIGTERM (the `moments` executable does, from its
-    /// `.preinit_array`) or catches them, or it has ended. Before that the dynamic loader
-    /// is still mapping its libraries, and no code of the process can handle a signal.
-    /// Reads `/proc`; elsewhere it returns at once.
-    public func waitUntilItsCodeRuns() async {
-        #if os(Linux)
-        let status = "/proc/\(processIdentifier)/status"
-        let interrupts: UInt64 = 1 << (UInt64(SIGINT) - 1) | 1 << (UInt64(SIGTERM) - 1)
-        func mask(_ field: String, in text: String) -> UInt64 {
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
-            return UInt64(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
-        }
-        while isRunning, let text = try? String(contentsOfFile: status, encoding: .utf8) {
-            if mask("SigBlk", in: text) & interrupts == interrupts || mask("SigCgt", in: text) & interrupts == interrupts { return }
-            try? await Task.sleep(for: .microseconds(200))
-        }
-        #endif
     }
 }
