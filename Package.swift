@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "MomentsGraphQL", targets: ["MomentsGraphQL"]),
         .library(name: "MomentsCaching", targets: ["MomentsCaching"]),
         .library(name: "Moments", targets: ["Moments"]),
+        .library(name: "MomentsBFF", targets: ["MomentsBFF"]),
         .library(name: "MomentsSQLite", targets: ["MomentsSQLite"]),
         .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
         .library(name: "MomentsPostgres", targets: ["MomentsPostgres"]),
@@ -34,7 +35,8 @@ let package = Package(
         .target(name: "MomentsTesting", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsSupport"]),
         .target(name: "MomentsGraphQL", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking"]),
         .target(name: "MomentsCaching", dependencies: ["MomentsNetworking", "MomentsSupport"]),
-        .target(name: "Moments", dependencies: ["MomentsHTTP", "MomentsGraphQL", "MomentsNetworking", "MomentsObservability", "MomentsSupport"]),
+        .target(name: "Moments", dependencies: ["MomentsHTTP", "MomentsObservability", "MomentsSupport"]),
+        .target(name: "MomentsBFF", dependencies: ["Moments", "MomentsHTTP", "MomentsGraphQL", "MomentsNetworking", "MomentsObservability"]),
         .systemLibrary(
             name: "MomentsCSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
@@ -50,11 +52,11 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsNetworking", "MomentsObservability", "MomentsCPostgres", "MomentsSupport"]),
-        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsNetworking", "MomentsObservability", "MomentsCSQLite", "MomentsSupport"]),
+        .target(name: "MomentsPostgres", dependencies: ["Moments", "MomentsObservability", "MomentsCPostgres", "MomentsSupport"]),
+        .target(name: "MomentsSQLite", dependencies: ["Moments", "MomentsObservability", "MomentsCSQLite", "MomentsSupport"]),
         .target(
             name: "MomentsCommandLine",
-            dependencies: ["MomentsHTTP", 
+            dependencies: ["MomentsBFF", "MomentsHTTP", 
                 "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCaching", "MomentsObservability", "MomentsSupport",
                 .target(name: "MomentsCurl", condition: .when(traits: ["Curl"])),
                 .target(name: "MomentsPostgres", condition: .when(traits: ["Postgres"])),
@@ -67,7 +69,7 @@ let package = Package(
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
-            dependencies: ["MomentsHTTP", 
+            dependencies: ["MomentsBFF", "MomentsHTTP", 
                 "Moments", "MomentsSQLite", "MomentsNetworking", "MomentsCaching", "MomentsObservability", "MomentsCSQLite", "MomentsCurl", "MomentsCurlBaseline",
                 "MomentsPostgres", "MomentsCPostgres", "MomentsTestSupport", "MomentsSupport",
             ],
@@ -92,24 +94,24 @@ let package = Package(
         .testTarget(name: "MomentsHTTPTests", dependencies: ["MomentsHTTP", "MomentsNetworking"]),
         .testTarget(name: "MomentsGraphQLTests", dependencies: ["MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "Moments", "MomentsTestSupport"]),
         .testTarget(name: "MomentsCachingTests", dependencies: ["MomentsCaching", "MomentsHTTP", "MomentsNetworking", "MomentsTestSupport"]),
-        .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsTesting", "Moments", "MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsBFF", "MomentsTesting", "Moments", "MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(
             name: "MomentsTransportTests",
-            dependencies: ["MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe", "MomentsObservability"]
+            dependencies: ["MomentsBFF", "MomentsHTTP", "MomentsNetworking", "MomentsGraphQL", "MomentsCurl", "MomentsSupport", "MomentsTestSupport", "MomentsTransferProbe", "MomentsObservability"]
         ),
-        .testTarget(name: "MomentsTests", dependencies: ["MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsTesting"]),
+        .testTarget(name: "MomentsTests", dependencies: ["MomentsBFF", "MomentsHTTP", "MomentsNetworking", "Moments", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsSupport", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsTesting"]),
         .testTarget(
             name: "MomentsSQLiteTests",
             dependencies: ["Moments", "MomentsSupport", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking", "MomentsObservability", "MomentsTestSupport", "MomentsCrashWriter", "MomentsTestTraits", "MomentsCaching"]
         ),
-        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport", "MomentsTestTraits"]),
-        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsTesting", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
+        .testTarget(name: "MomentsPostgresTests", dependencies: ["MomentsBFF", "MomentsNetworking", "MomentsPostgres", "Moments", "MomentsSupport", "MomentsTestSupport", "MomentsTestTraits"]),
+        .testTarget(name: "MomentsIntegrationTests", dependencies: ["MomentsBFF", "MomentsHTTP", "Moments", "MomentsSQLite", "MomentsTestSupport", "MomentsTesting", "MomentsNetworking", "MomentsGraphQL", "MomentsCaching", "MomentsObservability", "MomentsSupport", "MomentsCurl"]),
         .testTarget(
             name: "MomentsCommandLineTests",
             // Not on MomentsCLI: linking it would put its start-up signal block into the
             // test process. `swift build --build-tests` and `swift test` build `moments` too.
-            dependencies: ["MomentsHTTP", "MomentsCommandLine", "MomentsTestSupport", "MomentsSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
+            dependencies: ["MomentsBFF", "MomentsHTTP", "MomentsCommandLine", "MomentsTestSupport", "MomentsSupport", "Moments", "MomentsSQLite", "MomentsCSQLite", "MomentsNetworking"]
         ),
     ]
 )

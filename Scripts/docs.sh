@@ -9,12 +9,12 @@ graphs=.build/symbol-graphs
 out=.build/docs
 rm -rf "$graphs" "$out" .build-docs  # a fresh build, so every graph is emitted
 mkdir -p "$graphs" "$out"
-for target in MomentsSQLite MomentsCurl MomentsPostgres MomentsCaching MomentsTesting; do
+for target in MomentsBFF MomentsSQLite MomentsCurl MomentsPostgres MomentsCaching MomentsTesting; do
     swift build --target "$target" --scratch-path .build-docs \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" >/dev/null
 done
 status=0
-for module in MomentsHTTP MomentsObservability MomentsNetworking MomentsGraphQL MomentsCaching Moments MomentsSQLite MomentsCurl MomentsPostgres MomentsTesting; do
+for module in MomentsHTTP MomentsObservability MomentsNetworking MomentsGraphQL MomentsCaching Moments MomentsBFF MomentsSQLite MomentsCurl MomentsPostgres MomentsTesting; do
     mkdir -p "$graphs/$module"
     cp "$graphs/$module".symbols.json "$graphs/$module/"
     cp "$graphs/$module"@*.symbols.json "$graphs/$module/" 2>/dev/null || true

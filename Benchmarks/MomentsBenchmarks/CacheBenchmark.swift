@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsCaching
+import MomentsBFF
 
 /// A `.localOrRemote` cache hit through `HTTPClient.send`, beside a dictionary lookup and
 /// a decode of the same bytes.

@@ -8,6 +8,7 @@ import MomentsCurlBaseline
 import MomentsNetworking
 import MomentsSupport
 import MomentsHTTP
+import MomentsBFF
 
 /// `CurlTransport` against a plain C program on libcurl's multi interface (the
 /// baseline), and the service over each transport, against the same nginx serving the

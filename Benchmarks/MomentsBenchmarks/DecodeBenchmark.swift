@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsHTTP
+import MomentsBFF
 
 /// Decoding a 1,000-moment timeline through the GraphQL envelope, against a plain
 /// `JSONDecoder().decode` of the same bytes into the same models.

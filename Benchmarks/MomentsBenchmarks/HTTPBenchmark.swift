@@ -5,6 +5,7 @@ import FoundationNetworking
 import Moments
 import MomentsNetworking
 import MomentsSupport
+import MomentsBFF
 
 /// Round trips through `GraphQLMomentsService` against nginx serving a fixed answer,
 /// beside bare `URLSession.data(for:)` against the same server; wrk gives the server's

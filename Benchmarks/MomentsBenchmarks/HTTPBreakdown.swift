@@ -5,6 +5,7 @@ import FoundationNetworking
 import Moments
 import MomentsNetworking
 import MomentsHTTP
+import MomentsBFF
 
 /// Where the round-trip time goes: bare `URLSession.data(for:)`, the transport alone,
 /// the client without decoding, and the full service call, against the same nginx.

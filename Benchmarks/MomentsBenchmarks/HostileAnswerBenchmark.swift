@@ -3,6 +3,7 @@ import Moments
 import MomentsHTTP
 import MomentsNetworking
 import MomentsSQLite
+import MomentsBFF
 
 /// The peak resident memory of one refresh whose answer holds 300,000 moments (the
 /// bytes through the client, decoded, applied, emitted and persisted), one persistence

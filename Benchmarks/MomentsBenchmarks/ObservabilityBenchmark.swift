@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
+import MomentsBFF
 
 /// What tracing and metrics cost a call: `getMoments` against nginx with a tracer (which
 /// keeps every span, as an exporter's buffer would), a Prometheus registry and a current

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsSupport
 import MomentsTestSupport
 import MomentsHTTP
+import MomentsBFF
 
 /// A client against a failing BFF (the reference BFF's fault injection): what an outage
 /// costs the server, how fast calls fail while the breaker is open, how soon they

@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsCaching
+import MomentsBFF
 
 /// What the network commands share: the client, the service and the store, built from
 /// `--base-url`, `--store`, `--token`, `--timeout`, `--retries`, `--no-hedge`, `--cache-policy`,
@@ -11,15 +12,17 @@ struct Connection {
     let client: HTTPClient
     let persistence: any MomentsPersistence
     let store: MomentsStore
+    /// Where refreshes take timelines from (`--cache-policy`; the BFF alone by default).
+    let source: TimelineSource
 
     /// Where cached BFF answers are kept: `$MOMENTS_CACHE_DIR`, else `.moments-cache`.
     static func cacheDirectory(_ environment: [String: String]) -> String {
         environment["MOMENTS_CACHE_DIR"] ?? ".moments-cache"
     }
 
-    static let cachePolicies: [String: CachePolicy] = [
-        "remote": .remote, "local": .local, "local-or-remote": .localOrRemote,
-        "local-then-remote": .localThenRemote, "remote-then-local": .remoteThenLocal,
+    static let cachePolicies: [String: TimelineSource] = [
+        "remote": .server, "local": .cache, "local-or-remote": .cacheElseServer,
+        "local-then-remote": .cacheThenServer, "remote-then-local": .serverElseCache,
     ]
 
     /// The BFF's base URL: http(s), a host, a valid port; a trailing `/graphql` (the
@@ -70,24 +73,25 @@ struct Connection {
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
         // The answer cache is used only when a policy asks for it.
-        var cachePolicy: CachePolicy?
+        var cachedSource: TimelineSource?
         if let text = arguments.option("cache-policy") {
-            guard let policy = Self.cachePolicies[text] else {
+            guard let source = Self.cachePolicies[text] else {
                 throw UsageError(message: "--cache-policy must be one of \(Self.cachePolicies.keys.sorted().joined(separator: ", ")), not '\(text)'")
             }
-            cachePolicy = policy
+            cachedSource = source
         }
+        source = cachedSource ?? .server
         let transport = try TransportChoice.make(arguments, environment: environment)
         var cache: DiskResponseCache?
-        if cachePolicy != nil { cache = try await DiskResponseCache.open(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
+        if cachedSource != nil { cache = try await DiskResponseCache.open(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
         baseURL = url
         client = HTTPClient(baseURL: url, transport: transport) {
             $0.timeout = timeout
             $0.retryPolicy = retries > 0 ? RetryPolicy(maximumAttempts: retries + 1, initialDelay: .milliseconds(200)) : nil
             if !hedges { $0.hedging = nil }
-            if let cache, let cachePolicy {
+            if let cache, let cachedSource {
                 $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: cache)
-                $0.cachePolicy = cachePolicy
+                $0.cachePolicy = CachePolicy(cachedSource)
             }
             if let token { $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token)) }
             $0.logHandler = Observing.current.requestLog

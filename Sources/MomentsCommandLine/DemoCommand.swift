@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsSQLite
 import Synchronization
 import MomentsHTTP
+import MomentsBFF
 
 /// `moments demo`: the whole story against the reference BFF on loopback.
 struct DemoCommand {

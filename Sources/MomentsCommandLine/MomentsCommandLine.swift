@@ -219,7 +219,7 @@ public enum MomentsCommandLine {
         } else {
             // Shut down before printing: the store's writes finished and its storage closed.
             let connection = try await Connection(arguments, environment: environment)
-            details = try await connection.run { try await connection.store.refresh(userID: user) }
+            details = try await connection.run { try await connection.store.refresh(userID: user, source: connection.source) }
         }
         if arguments.has("json") {
             console.line(TimelineFormatter.json(details))
@@ -289,7 +289,7 @@ public enum MomentsCommandLine {
         watching: while !Task.isCancelled {
             for user in users {
                 do {
-                    try await connection.store.refresh(userID: user)
+                    try await connection.store.refresh(userID: user, source: connection.source)
                 } catch is CancellationError {
                     break watching
                 } catch {

@@ -1,6 +1,5 @@
 import Foundation
 import Moments
-import MomentsNetworking
 import MomentsSupport
 import MomentsObservability
 

@@ -1,5 +1,4 @@
 public import Moments
-import MomentsNetworking
 import Foundation
 import MomentsSupport
 public import MomentsObservability

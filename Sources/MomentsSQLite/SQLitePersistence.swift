@@ -1,5 +1,4 @@
 public import Moments
-import MomentsNetworking
 import MomentsCSQLite
 import MomentsSupport
 import Foundation

@@ -5,6 +5,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsBFF
 
 /// Commands run in-process against the reference BFF, output captured.
 @Suite(.serialized) struct CommandTests {
@@ -71,6 +72,30 @@ import MomentsHTTP
         #expect(status == 1)
         #expect(console.problems.count == 1, "\(console.problems)")
         #expect(after - before == 1, "the BFF received the like \(after - before) times")
+    }
+
+    /// `--cache-policy` reaches the store's refresh: `local-or-remote` answers a second
+    /// `timeline` from the answer cache without asking the BFF, and `local` answers once
+    /// the BFF is gone.
+    @Test func cachePolicyDecidesWhereTheTimelineComesFrom() async throws {
+        defer { bff.stop(); directory.remove() }
+        struct Stats: Decodable { let requests: Int }
+        let stats = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport())
+        let base = ["timeline", "--user", "0", "--base-url", bff.baseURL.absoluteString, "--store", store, "--json"]
+
+        let (first, _) = await run(base + ["--cache-policy", "local-or-remote"])
+        let before = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        let (second, secondOutput) = await run(base + ["--cache-policy", "local-or-remote"])
+        let after = try await stats.send(Endpoint<Stats>(.get, "/__stats")).requests
+        #expect(first == 0)
+        #expect(second == 0, "\(secondOutput.problems)")
+        #expect(after == before, "the BFF was asked \(after - before) times for a timeline the cache held")
+
+        bff.stop()
+        let (offline, offlineOutput) = await run(base + ["--cache-policy", "local"])
+        #expect(offline == 0, "\(offlineOutput.problems)")
+        let json = try JSONSerialization.jsonObject(with: Data(offlineOutput.output.joined().utf8)) as? [String: Any]
+        #expect((json?["moments"] as? [Any])?.count == 4)
     }
 
     @Test func anUnreachableBFFIsOneLineAndStatus1() async throws {

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsBFF
 
 /// Cancellation throws one documented error at every layer, wherever it lands: before
 /// the request, while it waits for the network, while the answer is decoded, applied or

@@ -5,6 +5,7 @@ import MomentsTestSupport
 import Testing
 import MomentsGraphQL
 import MomentsHTTP
+import MomentsBFF
 
 /// `GraphQLMomentsService` through the real `URLSessionTransport` against the reference BFF.
 @Suite(.serialized) struct GraphQLMomentsServiceTests {

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTesting
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// `InMemoryBFF` (of the `MomentsTesting` kit) answers as the reference BFF does: the
 /// same seeded likes and unlikes, sent to both, get equal answers, in both `isLiked`
@@ -30,8 +31,8 @@ import Testing
             if step % 20 == 19 {
                 for viewer in users {
                     let withLikes = Bool.random(using: &generator)
-                    let expected = try await real.refreshAnswer(userID: viewer, cachePolicy: .remote, withLikes: withLikes).details
-                    let answered = try await fake.refreshAnswer(userID: viewer, cachePolicy: .remote, withLikes: withLikes).details
+                    let expected = try await real.refreshAnswer(userID: viewer, source: .server, withLikes: withLikes).details
+                    let answered = try await fake.refreshAnswer(userID: viewer, source: .server, withLikes: withLikes).details
                     #expect(answered == expected, "seed \(seed), step \(step): \(viewer)'s timeline, withLikes \(withLikes)")
                 }
             }

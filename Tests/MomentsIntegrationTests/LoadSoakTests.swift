@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import MomentsSupport
 import MomentsHTTP
+import MomentsBFF
 
 /// Requests through one client, 64 at a time, against the reference BFF with
 /// faults in 5% of its answers: every request ends in a value or a typed error, and

@@ -6,6 +6,7 @@ import MomentsTestSupport
 import Testing
 import MomentsObservability
 import MomentsHTTP
+import MomentsBFF
 
 /// Trace context, spans and figures, against the reference BFF: what an operator's
 /// tools see of the SDK's work.

@@ -6,6 +6,7 @@ import Testing
 import MomentsObservability
 import MomentsCaching
 import MomentsHTTP
+import MomentsBFF
 
 /// The README's "Groups, cache tiers, raw bodies" example, as written there (its `print`
 /// turned into expectations), against the reference BFF.

@@ -7,6 +7,7 @@ import MomentsSupport
 import MomentsObservability
 import MomentsCaching
 import MomentsHTTP
+import MomentsBFF
 
 private struct Stats: Decodable, Sendable {
     var requests: Int
@@ -98,11 +99,11 @@ private final class RotatingTokens: TokenProvider {
         let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.cache = MemoryResponseCache() }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
 
-        let missed = await #expect(throws: HTTPClientError.self) { try await store.refresh(userID: "0", cachePolicy: .local) }
+        let missed = await #expect(throws: HTTPClientError.self) { try await store.refresh(userID: "0", source: .cache) }
         #expect(missed?.code == .cacheMiss)
         let fresh = try await store.refresh(userID: "0")
         bff.stop()
-        let cached = try await store.refresh(userID: "0", cachePolicy: .local)
+        let cached = try await store.refresh(userID: "0", source: .cache)
 
         #expect(cached == fresh)
     }

@@ -6,6 +6,7 @@ import MomentsTestSupport
 import MomentsHTTP
 import MomentsSupport
 import Testing
+import MomentsBFF
 
 /// Two stores (as two processes would) on one SQLite file, liking different moments of
 /// the same users at once against the reference BFF: each like's answer carries the

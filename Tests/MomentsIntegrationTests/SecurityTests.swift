@@ -7,6 +7,7 @@ import MomentsSupport
 import MomentsObservability
 import MomentsCaching
 import MomentsHTTP
+import MomentsBFF
 
 @Suite(.serialized) struct SecurityTests {
     static let token = "tok-5f3c9e1a-secret-must-never-show"

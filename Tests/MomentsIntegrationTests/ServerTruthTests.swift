@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsSQLite
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// The store shows what the server said, per viewer where the value is per viewer, and
 /// a user's like in flight to that user alone, against the reference BFF in both of

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsCaching
+import MomentsBFF
 
 /// The store with a response cache, and a refresh whose callers all give up, against
 /// the reference BFF.
@@ -15,8 +16,8 @@ import MomentsCaching
         }
     }
 
-    @Test(arguments: [CachePolicy.localOrRemote, .localThenRemote, .remoteThenLocal])
-    func noCachePolicyBringsBackTheStateBeforeAConfirmedLike(policy: CachePolicy) async throws {
+    @Test(arguments: [TimelineSource.cacheElseServer, .cacheThenServer, .serverElseCache])
+    func noSourceBringsBackTheStateBeforeAConfirmedLike(source: TimelineSource) async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
         let cache = MemoryResponseCache()
@@ -29,8 +30,8 @@ import MomentsCaching
         #expect(try await store.details(for: "0")?.isLiked("0") == false)
 
         try await store.setLike(true, momentID: "0", userID: "0")
-        let afterZero = try await store.refresh(userID: "0", cachePolicy: policy)
-        let afterOne = try await store.refresh(userID: "1", cachePolicy: policy)
+        let afterZero = try await store.refresh(userID: "0", source: source)
+        let afterOne = try await store.refresh(userID: "1", source: source)
         await store.waitUntilIdle()
 
         #expect(afterZero.isLiked("0") == true)
@@ -39,7 +40,7 @@ import MomentsCaching
         #expect(await persistence.load(userID: "1")?.likers("0")?.contains("0") == true)
         // A new store on the same cache, with nothing in memory, sees the like too.
         let fresh = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
-        #expect(try await fresh.refresh(userID: "1", cachePolicy: policy).likers("0")?.contains("0") == true)
+        #expect(try await fresh.refresh(userID: "1", source: source).likers("0")?.contains("0") == true)
     }
 
     @Test func localThenRemoteShowsTheCachedTimelineThenTheNetworks() async throws {
@@ -53,7 +54,7 @@ import MomentsCaching
 
         let store = MomentsStore(service: service, persistence: InMemoryPersistence())
         let probe = StreamProbe(await store.updates(for: "0"))
-        let fresh = try await store.refresh(userID: "0", cachePolicy: .localThenRemote)
+        let fresh = try await store.refresh(userID: "0", source: .cacheThenServer)
 
         #expect(fresh.isLiked("1") == true)
         let values = await probe.waitUntil { $0 == fresh }

@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsBFF
 
 /// Every fault the reference BFF can inject, seen through a `MomentsStore`: the typed
 /// error, no hang past the deadline, and the persisted and streamed state unchanged.

@@ -3,6 +3,7 @@ import Moments
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// The BFF's `withLikes` feature toggle, from the service and from the store's
 /// configuration, against the reference BFF (which honours `@include(if: $withLikes)`).
@@ -19,7 +20,7 @@ import Testing
         let timeline = try await service.getMoments(userID: "0")
         #expect(timeline.moments.count == 4)
         #expect(timeline.moments.allSatisfy { $0.isLiked == nil && $0.likes == nil })
-        let answer = try await service.refreshAnswer(userID: "0", cachePolicy: .remote, withLikes: true)
+        let answer = try await service.refreshAnswer(userID: "0", source: .server, withLikes: true)
         #expect(answer.details.moments.allSatisfy { $0.isLiked == nil && $0.likes == nil }, "the service's own toggle is off")
 
         let liked = try await service.updateLike(true, momentID: "1", fromUserID: "0")
@@ -33,7 +34,7 @@ import Testing
         let service = GraphQLMomentsService(client: Self.client(bff))
 
         #expect(try await service.getMoments(userID: "0").moments.map(\.isLiked) == [false, false, true, false])
-        let without = try await service.refreshAnswer(userID: "0", cachePolicy: .remote, withLikes: false)
+        let without = try await service.refreshAnswer(userID: "0", source: .server, withLikes: false)
         #expect(without.details.moments.allSatisfy { $0.isLiked == nil && $0.likes == nil })
     }
 

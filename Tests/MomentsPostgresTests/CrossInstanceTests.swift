@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsPostgres
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// Several stores on one PostgreSQL database stand in for instances of a service behind
 /// a load balancer, each with its own `PostgresPersistence` and HTTP client, all talking

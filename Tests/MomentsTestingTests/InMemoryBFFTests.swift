@@ -5,6 +5,7 @@ import MomentsGraphQL
 import MomentsNetworking
 import MomentsTesting
 import Testing
+import MomentsBFF
 
 /// `InMemoryBFF` through the SDK's own client and service: the reference BFF's data and
 /// rules (shared moments, atomic idempotent likes, both `isLiked` models, the `withLikes`

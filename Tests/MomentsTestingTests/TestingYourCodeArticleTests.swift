@@ -5,6 +5,7 @@ import MomentsNetworking
 import MomentsTesting
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// What a like button does: likes or unlikes, and says what the user now sees.
 struct LikeButtonAction {

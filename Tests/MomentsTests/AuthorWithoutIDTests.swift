@@ -5,6 +5,7 @@ import MomentsHTTP
 import MomentsNetworking
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// An answer whose moments name their author by `name` and `avatar` only, as the BFF's
 /// own sample answer does: every reader takes it, and every persistence keeps the

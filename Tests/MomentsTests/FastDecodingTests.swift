@@ -5,6 +5,7 @@ import MomentsTestSupport
 import Testing
 import MomentsTestTraits
 import MomentsHTTP
+import MomentsBFF
 
 /// The fast timeline reader must agree with `JSONDecoder` whenever it answers.
 @Suite(.ownThread) struct FastDecodingTests {

@@ -6,6 +6,7 @@ import Testing
 import MomentsTestTraits
 import MomentsSupport
 import MomentsHTTP
+import MomentsBFF
 
 /// Mutated BFF answers through decoding and the store: each ends in a value or a typed
 /// error, and the store only ever holds and emits valid timelines.

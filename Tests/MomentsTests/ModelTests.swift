@@ -4,6 +4,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsBFF
 
 @Suite struct ModelTests {
     @Test func decodesOptionalUnicodeAndEmptyShapes() throws {

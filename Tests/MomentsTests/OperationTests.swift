@@ -5,6 +5,7 @@ import MomentsTestSupport
 import Testing
 import MomentsGraphQL
 import MomentsHTTP
+import MomentsBFF
 
 @Suite struct OperationTests {
     private func client(_ transport: StubTransport) -> HTTPClient {

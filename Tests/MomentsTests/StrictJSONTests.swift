@@ -3,6 +3,7 @@ import Moments
 import MomentsGraphQL
 import MomentsHTTP
 import Testing
+import MomentsBFF
 
 /// An answer that is not JSON is refused, whether the fast reader or `JSONDecoder` reads
 /// it, and wherever the fault is: in a field the models decode, or in one they skip.

@@ -3,6 +3,7 @@ import MomentsNetworking
 import MomentsTestSupport
 import Testing
 import MomentsHTTP
+import MomentsBFF
 
 /// A request sent again on a new connection (the server closed the kept-alive one the
 /// moment the request arrived: an idle timeout racing it) carries its whole body, or

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Decodes `{"data": {"<field>": MomentsDetails}}` straight from bytes, several times
 /// faster than `JSONDecoder` on Linux.
@@ -11,7 +11,7 @@ import Foundation
 package enum TimelineFastDecoding {
     typealias Unreadable = JSONScanner.Unreadable
 
-    static func decode(_ body: Data, field: StaticString) -> MomentsDetails? {
+    package static func decode(_ body: Data, field: StaticString) -> MomentsDetails? {
         body.withUnsafeBytes { raw -> MomentsDetails? in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
             var scanner = JSONScanner(UnsafeBufferPointer(start: base, count: raw.count))

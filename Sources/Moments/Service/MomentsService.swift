@@ -1,10 +1,9 @@
-public import MomentsNetworking
-
-/// What the SDK needs from a Moments backend. ``GraphQLMomentsService`` speaks to the
-/// BFF; a REST or gRPC backend, or a test double, can take its place.
+/// What the SDK needs from a Moments backend. `GraphQLMomentsService` (module
+/// `MomentsBFF`) speaks to the BFF; a REST or gRPC backend, or a test double, can take
+/// its place.
 ///
 /// Only ``getMoments(userID:)`` and ``updateLike(_:momentID:fromUserID:)`` are required.
-/// A service with a cache also implements ``refreshAnswers(userID:cachePolicy:withLikes:receive:)``,
+/// A service with a cache also implements ``refreshAnswers(userID:source:withLikes:receive:)``,
 /// ``likeAnswer(_:momentID:fromUserID:)`` and ``invalidateCachedTimelines(of:)``, so that
 /// ``MomentsStore`` knows how old each answer may be.
 public protocol MomentsService: Sendable {
@@ -15,23 +14,24 @@ public protocol MomentsService: Sendable {
     /// timeline as it is after the change.
     func updateLike(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsDetails
 
-    /// Fetches `userID`'s timeline under a cache policy with one answer (every policy but
-    /// `CachePolicy.localThenRemote`), and says where the answer came from. With
+    /// Fetches `userID`'s timeline from `source` (any source but
+    /// ``TimelineSource/cacheThenServer``, which may answer twice), and says where the
+    /// answer came from: the server (and when its exchange began), or a cache. With
     /// `withLikes` `false` the caller does not need `isLiked` and `likes`: a service may
     /// leave them out (`nil`), or send them anyway.
     ///
-    /// The default fetches with ``getMoments(userID:)``, ignoring the policy and
+    /// The default fetches with ``getMoments(userID:)``, ignoring `source` (no cache) and
     /// `withLikes`, and reports the answer as the server's.
-    nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer
+    nonisolated(nonsending) func refreshAnswer(userID: String, source: TimelineSource, withLikes: Bool) async throws -> MomentsAnswer
 
-    /// Fetches `userID`'s timeline under `cachePolicy`, handing each answer to `receive`
-    /// as it arrives: at most a cached answer and then the server's (for
-    /// `CachePolicy.localThenRemote`, both). `withLikes` as for
-    /// ``refreshAnswer(userID:cachePolicy:withLikes:)``.
+    /// Fetches `userID`'s timeline from `source`, handing each answer to `receive` as it
+    /// arrives: at most a cached answer and then the server's (for
+    /// ``TimelineSource/cacheThenServer``, both). `withLikes` as for
+    /// ``refreshAnswer(userID:source:withLikes:)``.
     ///
-    /// The default hands on ``refreshAnswer(userID:cachePolicy:withLikes:)``'s one answer.
+    /// The default hands on ``refreshAnswer(userID:source:withLikes:)``'s one answer.
     nonisolated(nonsending) func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, source: TimelineSource, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws
 
     /// Has `userID` like or unlike a moment, and says where the answer came from.
@@ -40,7 +40,7 @@ public protocol MomentsService: Sendable {
     nonisolated(nonsending) func likeAnswer(_ isLiked: Bool, momentID: String, fromUserID userID: String) async throws -> MomentsAnswer
 
     /// Drops every cached answer holding the timelines of `userIDs`, after a change the
-    /// store confirmed, so that no cache policy can serve the state before it.
+    /// store confirmed, so that no source can serve the state before it.
     ///
     /// The default does nothing.
     func invalidateCachedTimelines(of userIDs: [String]) async
@@ -60,16 +60,16 @@ public protocol MomentsService: Sendable {
 
 extension MomentsService {
     /// The default: ``getMoments(userID:)`` (a service without a cache ignores the
-    /// policy), as an answer of the server.
-    public nonisolated(nonsending) func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer {
+    /// source), as an answer of the server.
+    public nonisolated(nonsending) func refreshAnswer(userID: String, source: TimelineSource, withLikes: Bool) async throws -> MomentsAnswer {
         MomentsAnswer(details: try await getMoments(userID: userID), origin: .server(sentAt: nil))
     }
 
-    /// The default: ``refreshAnswer(userID:cachePolicy:withLikes:)``, once.
+    /// The default: ``refreshAnswer(userID:source:withLikes:)``, once.
     public nonisolated(nonsending) func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, source: TimelineSource, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
-        try await receive(refreshAnswer(userID: userID, cachePolicy: cachePolicy, withLikes: withLikes))
+        try await receive(refreshAnswer(userID: userID, source: source, withLikes: withLikes))
     }
 
     /// The default: ``updateLike(_:momentID:fromUserID:)``, as an answer of the server.

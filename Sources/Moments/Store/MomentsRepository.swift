@@ -1,5 +1,3 @@
-public import MomentsNetworking
-
 /// What code built on the SDK asks of a store of timelines: fetch a user's timeline,
 /// like or unlike a moment, read what is held, and watch it change.
 ///
@@ -23,9 +21,9 @@ public import MomentsNetworking
 /// }
 /// ```
 public protocol MomentsRepository: Sendable {
-    /// Fetches `userID`'s timeline (see ``MomentsStore/refresh(userID:cachePolicy:)``).
+    /// Fetches `userID`'s timeline from `source` (see ``MomentsStore/refresh(userID:source:)``).
     @discardableResult
-    func refresh(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails
+    func refresh(userID: String, source: TimelineSource) async throws -> MomentsDetails
 
     /// Has `userID` like or unlike a moment of their timeline (see
     /// ``MomentsStore/setLike(_:momentID:userID:)``).
@@ -43,10 +41,10 @@ public protocol MomentsRepository: Sendable {
 }
 
 extension MomentsRepository {
-    /// Fetches `userID`'s timeline from the network (`cachePolicy` `.remote`).
+    /// Fetches `userID`'s timeline from the server (``TimelineSource/server``).
     @discardableResult
     public func refresh(userID: String) async throws -> MomentsDetails {
-        try await refresh(userID: userID, cachePolicy: .remote)
+        try await refresh(userID: userID, source: .server)
     }
 }
 

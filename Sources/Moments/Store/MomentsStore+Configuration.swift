@@ -77,7 +77,7 @@ extension MomentsStore {
         /// did, refetches, contests), which costs a line per answer. The default is `.info`.
         public var logLevel: LogRecord.Level = .info
 
-        /// Receives a span for each ``MomentsStore/refresh(userID:cachePolicy:)`` and
+        /// Receives a span for each ``MomentsStore/refresh(userID:source:)`` and
         /// ``MomentsStore/setLike(_:momentID:userID:)`` made under a `TraceContext`
         /// (`moments.store.refresh`, `moments.store.set_like`), and for each persistence
         /// write (`moments.persistence.save`); the service's and client's spans are their

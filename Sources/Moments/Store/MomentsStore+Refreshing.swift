@@ -1,7 +1,6 @@
 import Foundation
 import MomentsSupport
 import MomentsObservability
-public import MomentsNetworking
 import MomentsHTTP
 
 /// Refreshing a timeline: one call per user at a time, its answer applied under the
@@ -17,13 +16,14 @@ extension MomentsStore {
     ///
     /// - Parameters:
     ///   - userID: The user whose timeline to fetch.
-    ///   - cachePolicy: Where the service may take the answer from (for
-    ///     ``GraphQLMomentsService``, its client's response cache). The default is
-    ///     `.remote`: always the network. With `.localThenRemote` the cached timeline
-    ///     is applied first, then the network's. A cached answer is of unknown age: it
-    ///     fills in a timeline the store lacks, but never replaces what the store holds.
+    ///   - source: Where the service may take the timeline from (for the BFF's
+    ///     `GraphQLMomentsService`, its client's response cache). The default is
+    ///     ``TimelineSource/server``. With ``TimelineSource/cacheThenServer`` the cached
+    ///     timeline is applied first, then the server's. A cached timeline is of unknown
+    ///     age: it fills in a timeline the store lacks, but never replaces what the store
+    ///     holds.
     /// - Returns: The timeline as subscribers now see it.
-    /// - Throws: The service's error (an `HTTPClientError` for ``GraphQLMomentsService``),
+    /// - Throws: The service's error (an `HTTPClientError` for `GraphQLMomentsService`),
     ///   ``MomentsStoreError`` for an answer the store refuses, `CancellationError` if the
     ///   calling task is cancelled; the streams and the persisted state then keep the
     ///   last good state. A ``PersistenceError`` if the answer could not be persisted (it
@@ -31,25 +31,25 @@ extension MomentsStore {
     ///   ``MomentsStoreError/Code-swift.struct/shutDown`` once ``shutdown(gracePeriod:)``
     ///   has begun.
     @discardableResult
-    public func refresh(userID: String, cachePolicy: CachePolicy = .remote) async throws -> MomentsDetails {
+    public func refresh(userID: String, source: TimelineSource = .server) async throws -> MomentsDetails {
         try checkRunning(userID)
-        guard instruments.isTracing else { return try await sharedRefresh(userID, cachePolicy: cachePolicy) }
+        guard instruments.isTracing else { return try await sharedRefresh(userID, source: source) }
         return try await TraceContext.span("moments.store.refresh", tracer: instruments.tracer) { span in
             span?.setAttribute("moments.user_id", .string(userID))
-            return try await sharedRefresh(userID, cachePolicy: cachePolicy)
+            return try await sharedRefresh(userID, source: source)
         }
     }
 
     /// A refresh shared with the concurrent refreshes of `userID`.
-    private func sharedRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+    private func sharedRefresh(_ userID: String, source: TimelineSource) async throws -> MomentsDetails {
         do {
-            return try await refreshes.run(userID) { try await performRefresh(userID, cachePolicy: cachePolicy) }
+            return try await refreshes.run(userID) { try await performRefresh(userID, source: source) }
         } catch where Task.isCancelled {
             throw CancellationError()
         }
     }
 
-    private func performRefresh(_ userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails {
+    private func performRefresh(_ userID: String, source: TimelineSource) async throws -> MomentsDetails {
         beginActivity()
         var request: StoreCore.RequestID?
         defer {
@@ -75,13 +75,13 @@ extension MomentsStore {
         }
         var last: MomentsDetails?
         do {
-            if cachePolicy == .localThenRemote {
-                try await service.refreshAnswers(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes) { answer in
-                    try await self.receiveRefreshAnswer(answer, for: userID, sent: started, cachePolicy: cachePolicy)
+            if source.answersTwice {
+                try await service.refreshAnswers(userID: userID, source: source, withLikes: configuration.withLikes) { answer in
+                    try await self.receiveRefreshAnswer(answer, for: userID, sent: started, source: source)
                 }
             } else {
-                let answer = try await service.refreshAnswer(userID: userID, cachePolicy: cachePolicy, withLikes: configuration.withLikes)
-                try await receiveRefreshAnswer(answer, for: userID, sent: started, cachePolicy: cachePolicy)
+                let answer = try await service.refreshAnswer(userID: userID, source: source, withLikes: configuration.withLikes)
+                try await receiveRefreshAnswer(answer, for: userID, sent: started, source: source)
             }
             last = state.displayedTimeline(userID)
         } catch {
@@ -101,11 +101,11 @@ extension MomentsStore {
         return last
     }
 
-    private func receiveRefreshAnswer(_ answer: MomentsAnswer, for userID: String, sent: StoreInstant, cachePolicy: CachePolicy) async throws {
+    private func receiveRefreshAnswer(_ answer: MomentsAnswer, for userID: String, sent: StoreInstant, source: TimelineSource) async throws {
         let now = instant
         let reading = keepsConfirmationIntervals && answer.origin != .cache
             ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
-        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, cachePolicy: cachePolicy), at: now, reading: reading)
+        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, source: source), at: now, reading: reading)
         if let refusal = performed.refusal { throw refusal }
         do {
             // Untraced (the common case), the writer is awaited without the span's frame.

@@ -1,6 +1,5 @@
 import Foundation
 import MomentsSupport
-public import MomentsNetworking
 import MomentsHTTP
 
 /// Refreshing many timelines at once without sending the BFF a burst: after an outage,
@@ -11,7 +10,7 @@ extension MomentsStore {
     /// `window` ("full jitter": uniformly from now to `window` later), at most
     /// `maximumConcurrent` at a time.
     ///
-    /// Every refresh follows the rules of ``refresh(userID:cachePolicy:)``; one failing
+    /// Every refresh follows the rules of ``refresh(userID:source:)``; one failing
     /// does not stop the others. Cancelling the calling task cancels those not finished.
     ///
     /// For example, once the BFF answers again after an outage:
@@ -21,16 +20,16 @@ extension MomentsStore {
     ///
     /// - Returns: The error of each user whose refresh failed; empty when all succeeded.
     public nonisolated func refresh(
-        userIDs: [String], spreadOver window: Duration, maximumConcurrent: Int = 8, cachePolicy: CachePolicy = .remote
+        userIDs: [String], spreadOver window: Duration, maximumConcurrent: Int = 8, source: TimelineSource = .server
     ) async -> [String: any Error] {
         var generator = SystemRandomNumberGenerator()
-        return await refresh(userIDs: userIDs, spreadOver: window, maximumConcurrent: maximumConcurrent, cachePolicy: cachePolicy, using: &generator)
+        return await refresh(userIDs: userIDs, spreadOver: window, maximumConcurrent: maximumConcurrent, source: source, using: &generator)
     }
 
-    /// ``refresh(userIDs:spreadOver:maximumConcurrent:cachePolicy:)`` with the start
+    /// ``refresh(userIDs:spreadOver:maximumConcurrent:source:)`` with the start
     /// offsets drawn from `generator` (seeded in tests).
     nonisolated func refresh(
-        userIDs: [String], spreadOver window: Duration, maximumConcurrent: Int, cachePolicy: CachePolicy,
+        userIDs: [String], spreadOver window: Duration, maximumConcurrent: Int, source: TimelineSource,
         using generator: inout some RandomNumberGenerator
     ) async -> [String: any Error] {
         let clock = configuration.clock
@@ -46,7 +45,7 @@ extension MomentsStore {
                 group.addTask {
                     do {
                         try await clock.sleep(until: started + offset)
-                        _ = try await self.refresh(userID: userID, cachePolicy: cachePolicy)
+                        _ = try await self.refresh(userID: userID, source: source)
                         return (userID, nil)
                     } catch {
                         return (userID, error)

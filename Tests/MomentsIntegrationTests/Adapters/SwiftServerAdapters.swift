@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsNetworking
 import MomentsObservability
+import MomentsBFF
 
 // The adapters the "Wiring the SDK to swift-log, swift-metrics and
 // swift-distributed-tracing" article shows, compiled against local stand-ins of those

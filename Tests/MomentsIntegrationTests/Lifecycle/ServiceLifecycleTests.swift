@@ -7,6 +7,7 @@ import MomentsSQLite
 import MomentsSupport
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// A store and a client run as services of a (stand-in) `ServiceGroup`, shut down
 /// gracefully in the middle of a load; and the article's code is the code compiled here.

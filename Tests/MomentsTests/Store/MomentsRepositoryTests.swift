@@ -33,7 +33,7 @@ import Testing
 
         func failLikes() { failsLikes = true }
 
-        func refresh(userID: String, cachePolicy: CachePolicy) async throws -> MomentsDetails { timeline }
+        func refresh(userID: String, source: TimelineSource) async throws -> MomentsDetails { timeline }
 
         func setLike(_ isLiked: Bool, momentID: String, userID: String) async throws -> MomentsDetails {
             if failsLikes { throw Refused() }

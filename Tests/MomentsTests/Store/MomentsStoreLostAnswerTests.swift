@@ -5,6 +5,7 @@ import MomentsNetworking
 import MomentsTesting
 import MomentsTestSupport
 import Testing
+import MomentsBFF
 
 /// A like whose answer never arrives, against the `MomentsTesting` kit's in-memory BFF
 /// behind its fault-injecting transport. When the server may have applied the like

@@ -36,7 +36,7 @@ import Testing
         let plan = MomentsStore.spreadStarts(of: users, over: window, using: &planGenerator)
 
         let started = ContinuousClock.now
-        let failures = await store.refresh(userIDs: users, spreadOver: window, maximumConcurrent: 3, cachePolicy: .remote, using: &generator)
+        let failures = await store.refresh(userIDs: users, spreadOver: window, maximumConcurrent: 3, source: .server, using: &generator)
 
         #expect(failures.count == 1, "\(failures)")
         for user in users where failures[user] == nil {

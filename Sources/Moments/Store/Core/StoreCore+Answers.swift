@@ -1,12 +1,10 @@
-import MomentsNetworking
-
 /// Answers: a refresh's and a like's applied under the ordering rule, timelines read
 /// back from persistence, and the changes they emit.
 extension StoreCore {
     /// Applies an answer to `userID`'s refresh; schedules its settling if it needs the
     /// server to settle it.
     mutating func answerRefresh(
-        _ answer: MomentsAnswer, for userID: String, sent: StoreInstant, cachePolicy: CachePolicy, reading: ClockReading?,
+        _ answer: MomentsAnswer, for userID: String, sent: StoreInstant, source: TimelineSource, reading: ClockReading?,
         at now: StoreInstant, into actions: inout [Action]
     ) {
         let applied: StoreState.Applied
@@ -19,8 +17,8 @@ extension StoreCore {
         if applied.needsConvergence {
             switch answer.origin {
             case .server: scheduleSettling(userID, since: now, into: &actions)
-            // A cached answer is settled by the network when the policy allows it.
-            case .cache where cachePolicy == .localOrRemote: scheduleSettling(userID, since: now, into: &actions)
+            // A cached answer is settled by the server when the caller let it be asked.
+            case .cache where source.settlesCachedAnswersWithServer: scheduleSettling(userID, since: now, into: &actions)
             case .cache: break
             }
         }

@@ -1,5 +1,4 @@
 import MomentsObservability
-import MomentsNetworking
 
 /// Every decision of a ``MomentsStore``, in one synchronous state machine.
 ///
@@ -33,7 +32,7 @@ struct StoreCore {
         /// An answer to `userID`'s refresh sent at `sent` arrived (several may, for a
         /// cache then the network). The reading dates what is written, for storage
         /// that keeps confirmation intervals.
-        case refreshAnswered(userID: String, answer: MomentsAnswer, sent: StoreInstant, cachePolicy: CachePolicy)
+        case refreshAnswered(userID: String, answer: MomentsAnswer, sent: StoreInstant, source: TimelineSource)
         /// The refresh of `userID` ended, with `request` if it sent one.
         case refreshEnded(userID: String, request: RequestID?)
         /// A persisted timeline was read (`nil`: none).
@@ -170,8 +169,8 @@ struct StoreCore {
         case .refreshSent(let userID, let request):
             refreshes.inFlight[userID] = .sent(now)
             refreshes.requestStarts[request] = now
-        case .refreshAnswered(let userID, let answer, let sent, let cachePolicy):
-            answerRefresh(answer, for: userID, sent: sent, cachePolicy: cachePolicy, reading: reading, at: now, into: &actions)
+        case .refreshAnswered(let userID, let answer, let sent, let source):
+            answerRefresh(answer, for: userID, sent: sent, source: source, reading: reading, at: now, into: &actions)
         case .refreshEnded(let userID, let request):
             refreshes.inFlight[userID] = nil
             if let request { endRequest(request) }

@@ -85,7 +85,7 @@ struct CoreSimulation {
             switch Int.random(in: 0..<100, using: &generator) {
             case 0..<12:
                 let user = users.randomElement(using: &generator) ?? "u0"
-                world.refresh(user, cachePolicy: usesCache && Bool.random(using: &additions) ? .localThenRemote : .remote)
+                world.refresh(user, source: usesCache && Bool.random(using: &additions) ? .cacheThenServer : .server)
             case 12..<34:
                 let user = users.randomElement(using: &generator) ?? "u0"
                 let moments = world.server.timelines[user] ?? ["m0"]
@@ -134,7 +134,7 @@ struct CoreSimulation {
         for world in worlds {
             for user in users {
                 backend.tick()
-                world.refresh(user, cachePolicy: usesCache && Bool.random(using: &additions) ? .localThenRemote : .remote)
+                world.refresh(user, source: usesCache && Bool.random(using: &additions) ? .cacheThenServer : .server)
             }
         }
         quiesce(worlds, using: &generator)

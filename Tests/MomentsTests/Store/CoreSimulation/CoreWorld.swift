@@ -83,8 +83,8 @@ final class CoreWorld {
     struct Refresh {
         let userID: String
         var stage: RefreshStage
-        /// `.localThenRemote`: the cached timeline, if any, is applied when it is sent.
-        var cachePolicy: CachePolicy = .remote
+        /// `.cacheThenServer`: the cached timeline, if any, is applied when it is sent.
+        var source: TimelineSource = .server
         /// Callers joined to it (1 + joins), and whether a settling waits on it.
         var settlers: [String] = []
     }
@@ -292,11 +292,11 @@ final class CoreWorld {
 
     /// A refresh of `userID`, or the one in flight (a refresh is shared); its number.
     @discardableResult
-    func refresh(_ userID: String, cachePolicy: CachePolicy = .remote) -> Int {
+    func refresh(_ userID: String, source: TimelineSource = .server) -> Int {
         if let (id, _) = refreshes.first(where: { $0.value.userID == userID }) { return id }
         let id = nextNumber()
-        refreshes[id] = Refresh(userID: userID, stage: .loading(request: 0), cachePolicy: cachePolicy)
-        note("refresh \(userID) #\(id)\(cachePolicy == .remote ? "" : " (\(cachePolicy))")")
+        refreshes[id] = Refresh(userID: userID, stage: .loading(request: 0), source: source)
+        note("refresh \(userID) #\(id)\(source == .server ? "" : " (\(source))")")
         let request = nextNumber()
         if act(.refreshBegan(userID: userID, request: request)).needsLoad {
             refreshes[id]?.stage = .loading(request: request)
@@ -321,11 +321,11 @@ final class CoreWorld {
     /// Applies the cached timeline first, for a refresh under `.localThenRemote`, as the
     /// service hands it over as soon as the request is sent.
     private func answerFromCache(_ id: Int) {
-        guard let refresh = refreshes[id], refresh.cachePolicy == .localThenRemote, case .sent(_, let sent) = refresh.stage,
+        guard let refresh = refreshes[id], refresh.source == .cacheThenServer, case .sent(_, let sent) = refresh.stage,
               let cached = cache[refresh.userID] else { return }
         note("cache answered #\(id): \(summarize(cached))")
         let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: cached, origin: .cache), sent: sent,
-                                             cachePolicy: .localThenRemote))
+                                             source: .cacheThenServer))
         if let refusal = performed.refusal { failures.append("a cached answer for \(refresh.userID) was refused: \(refusal)") }
     }
 
@@ -403,7 +403,7 @@ final class CoreWorld {
         if let refresh = refreshes[pending.caller], case .sent(_, let sent) = refresh.stage {
             cache[refresh.userID] = answer
             let performed = act(.refreshAnswered(userID: refresh.userID, answer: MomentsAnswer(details: answer, origin: .server(sentAt: nil)),
-                                                 sent: sent, cachePolicy: refresh.cachePolicy), reading: reading)
+                                                 sent: sent, source: refresh.source), reading: reading)
             if let refusal = performed.refusal { failures.append("an answer for \(refresh.userID) was refused: \(refusal)") }
             refreshes[pending.caller]?.stage = .answered(request: request)
         } else if let like = likes[pending.caller], case .sent(_, let sent) = like.stage {

@@ -63,8 +63,8 @@ struct StoreSimulation {
             switch Int.random(in: 0..<100, using: &generator) {
             case 0..<15:
                 let user = users.randomElement(using: &generator) ?? "u0"
-                let policy: CachePolicy = Bool.random(using: &generator) ? .remote : .localOrRemote
-                operations.append(Task { _ = try? await store.refresh(userID: user, cachePolicy: policy) })
+                let policy: TimelineSource = Bool.random(using: &generator) ? .server : .cacheElseServer
+                operations.append(Task { _ = try? await store.refresh(userID: user, source: policy) })
             case 15..<40:
                 let user = users.randomElement(using: &generator) ?? "u0"
                 let moment = (server.timelines[user] ?? ["m0"]).randomElement(using: &generator) ?? "m0"

@@ -2,8 +2,9 @@ public import Foundation
 public import MomentsNetworking
 import MomentsObservability
 public import MomentsHTTP
+public import Moments
 
-/// A ``MomentsService`` over the BFF's GraphQL API.
+/// A `MomentsService` over the BFF's GraphQL API.
 ///
 /// For example:
 /// ```swift
@@ -20,7 +21,7 @@ public struct GraphQLMomentsService: MomentsService {
     public let client: HTTPClient
 
     /// Whether timelines are fetched with `isLiked` and `likes`. A fetch asks for them
-    /// only when this and the caller's `withLikes` (``MomentsStore``'s
+    /// only when this and the caller's `withLikes` (`MomentsStore`'s
     /// `Configuration.withLikes`) both want them. The default is `true`.
     public var withLikes: Bool
 
@@ -52,20 +53,22 @@ public struct GraphQLMomentsService: MomentsService {
         try await client.send(UpdateMomentLike(isLiked: isLiked, momentID: momentID, userID: userID))
     }
 
-    /// Fetches under `cachePolicy` through the client's cache policies; the answer says
-    /// whether it came from the cache, or when its exchange began.
-    public func refreshAnswer(userID: String, cachePolicy: CachePolicy, withLikes: Bool) async throws -> MomentsAnswer {
+    /// Fetches from `source` through the client's cache policy of the same meaning
+    /// (`TimelineSource.server` is `CachePolicy.remote`, `TimelineSource.cacheElseServer`
+    /// is `.localOrRemote`, and so on); the answer says whether it came from the cache,
+    /// or when its exchange began.
+    public func refreshAnswer(userID: String, source: TimelineSource, withLikes: Bool) async throws -> MomentsAnswer {
         try await TraceContext.span("moments.service.get_moments", tracer: client.configuration.tracer) { _ in
-            MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: cachePolicy)))
+            MomentsAnswer(try await client.response(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: CachePolicy(source))))
         }
     }
 
-    /// Fetches under `cachePolicy` through the client's cache policies; each answer says
-    /// whether it came from the cache, or when its exchange began.
+    /// Fetches from `source` through the client's cache policy of the same meaning; each
+    /// answer says whether it came from the cache, or when its exchange began.
     public func refreshAnswers(
-        userID: String, cachePolicy: CachePolicy, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
+        userID: String, source: TimelineSource, withLikes: Bool, receive: @Sendable (MomentsAnswer) async throws -> Void
     ) async throws {
-        try await client.answers(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: cachePolicy)) { response in
+        try await client.answers(for: GetMomentsByUserID(userID: userID, withLikes: withLikes && self.withLikes, cachePolicy: CachePolicy(source))) { response in
             try await receive(MomentsAnswer(response))
         }
     }
@@ -101,5 +104,18 @@ extension MomentsAnswer {
     /// The answer of a response from `HTTPClient`.
     init(_ response: DecodedResponse<MomentsDetails>) {
         self.init(details: response.value, origin: response.isFromCache ? .cache : .server(sentAt: response.sentAt))
+    }
+}
+
+extension CachePolicy {
+    /// The client's policy that takes a timeline from `source`.
+    public init(_ source: TimelineSource) {
+        switch source {
+        case .server: self = .remote
+        case .cache: self = .local
+        case .cacheElseServer: self = .localOrRemote
+        case .cacheThenServer: self = .localThenRemote
+        case .serverElseCache: self = .remoteThenLocal
+        }
     }
 }

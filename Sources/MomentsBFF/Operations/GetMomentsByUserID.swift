@@ -2,6 +2,7 @@ public import Foundation
 public import MomentsNetworking
 public import MomentsGraphQL
 public import MomentsHTTP
+public import Moments
 
 /// The query `getMomentsDetailsByUserID`: a user's timeline.
 ///

@@ -2,6 +2,7 @@ public import Foundation
 public import MomentsNetworking
 public import MomentsGraphQL
 public import MomentsHTTP
+public import Moments
 
 /// The mutation `updateMomentLike`: `userID` likes or unlikes a moment.
 ///

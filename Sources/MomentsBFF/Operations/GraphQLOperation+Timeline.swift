@@ -2,6 +2,7 @@ import Foundation
 import MomentsNetworking
 import MomentsGraphQL
 import MomentsHTTP
+import Moments
 
 extension GraphQLOperation where Response == MomentsDetails {
     /// Decodes a clean answer whose `data.<field>` is a timeline with the fast reader,
