@@ -94,6 +94,7 @@ let package = Package(
         .testTarget(name: "MomentsHTTPTests", dependencies: ["MomentsHTTP", "MomentsNetworking"]),
         .testTarget(name: "MomentsGraphQLTests", dependencies: ["MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "Moments", "MomentsTestSupport"]),
         .testTarget(name: "MomentsCachingTests", dependencies: ["MomentsCaching", "MomentsHTTP", "MomentsNetworking", "MomentsTestSupport"]),
+        .testTarget(name: "MomentsBFFTests", dependencies: ["MomentsBFF", "Moments", "MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "MomentsTestSupport"]),
         .testTarget(name: "MomentsTestingTests", dependencies: ["MomentsBFF", "MomentsTesting", "Moments", "MomentsGraphQL", "MomentsHTTP", "MomentsNetworking", "MomentsSupport", "MomentsTestSupport"]),
         .testTarget(name: "MomentsNetworkingTests", dependencies: ["MomentsHTTP", "MomentsSupport", "MomentsNetworking", "MomentsCaching", "MomentsGraphQL", "MomentsObservability", "MomentsTestSupport", "MomentsTesting"]),
         .testTarget(

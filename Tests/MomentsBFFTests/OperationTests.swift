@@ -13,7 +13,7 @@ import MomentsBFF
     }
 
     @Test func theQueryPostsQueryOperationNameAndVariables() async throws {
-        let transport = StubTransport(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8))
+        let transport = StubTransport(statusCode: 200, body: Data(SampleAnswers.oddShapes.utf8))
 
         _ = try await client(transport).send(GetMomentsByUserID(userID: "0", withLikes: false))
 
@@ -30,7 +30,7 @@ import MomentsBFF
     }
 
     @Test func theMutationPostsItsVariables() async throws {
-        let answer = Fixtures.timelineAnswer.replacingOccurrences(of: "getMomentsDetailsByUserID", with: "updateMomentLike")
+        let answer = SampleAnswers.oddShapes.replacingOccurrences(of: "getMomentsDetailsByUserID", with: "updateMomentLike")
         let transport = StubTransport(statusCode: 200, body: Data(answer.utf8))
 
         let details = try await client(transport).send(UpdateMomentLike(isLiked: true, momentID: "b", userID: "0"))

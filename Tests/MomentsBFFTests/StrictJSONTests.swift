@@ -2,6 +2,7 @@ import Foundation
 import Moments
 import MomentsGraphQL
 import MomentsHTTP
+import MomentsTestSupport
 import Testing
 import MomentsBFF
 
@@ -31,7 +32,7 @@ import MomentsBFF
 
     /// The fixture's answer with `value` as an unknown field of its first moment.
     private func answer(with value: String) -> Data {
-        Data(Fixtures.timelineAnswer.replacingOccurrences(of: #"{"id": "a", "#, with: #"{"extra": \#(value), "id": "a", "#).utf8)
+        Data(SampleAnswers.oddShapes.replacingOccurrences(of: #"{"id": "a", "#, with: #"{"extra": \#(value), "id": "a", "#).utf8)
     }
 
     private func decode(_ body: Data) throws -> MomentsDetails {
@@ -52,17 +53,17 @@ import MomentsBFF
     @Test(arguments: valid)
     func aValidValueInASkippedFieldIsSkipped(_ value: String) throws {
         #expect(StrictJSON.violation(in: Data(value.utf8)) == nil, "the checker accepts \(value)")
-        let clean = try decode(Data(Fixtures.timelineAnswer.utf8))
+        let clean = try decode(Data(SampleAnswers.oddShapes.utf8))
         #expect(try decode(answer(with: value)) == clean)
     }
 
     @Test func faultsInDecodedFieldsAreRefusedToo() throws {
-        let trailingComma = Fixtures.timelineAnswer.replacingOccurrences(of: #""https://img/p2.jpg"]"#, with: #""https://img/p2.jpg",]"#)
-        #expect(trailingComma != Fixtures.timelineAnswer)
+        let trailingComma = SampleAnswers.oddShapes.replacingOccurrences(of: #""https://img/p2.jpg"]"#, with: #""https://img/p2.jpg",]"#)
+        #expect(trailingComma != SampleAnswers.oddShapes)
         #expect(throws: DecodingError.self) { try decode(Data(trailingComma.utf8)) }
-        let badEscape = Fixtures.timelineAnswer.replacingOccurrences(of: #""name": "Jake""#, with: #""name": "J\qake""#)
+        let badEscape = SampleAnswers.oddShapes.replacingOccurrences(of: #""name": "Jake""#, with: #""name": "J\qake""#)
         #expect(throws: DecodingError.self) { try decode(Data(badEscape.utf8)) }
-        let trailingText = Fixtures.timelineAnswer + " x"
+        let trailingText = SampleAnswers.oddShapes + " x"
         #expect(throws: DecodingError.self) { try decode(Data(trailingText.utf8)) }
         #expect(StrictJSON.violation(in: Data([0x22, 0xC3, 0x28, 0x22])) != nil, "invalid UTF-8")
     }
