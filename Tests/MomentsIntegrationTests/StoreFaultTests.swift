@@ -75,10 +75,11 @@ import MomentsBFF
         }
         await #expect(throws: HTTPClientError.self) { try await store.setLike(true, momentID: "1", userID: "0") }
 
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(probe.values.last == good, "the stream shows the last good state")
         #expect(try await store.details(for: "0") == good)
         #expect(try await persistence.load(userID: "0") == good, "nothing persisted was lost or changed")
+        // Shut down, the store ends the stream after its last value.
+        await store.shutdown(gracePeriod: .seconds(60))
+        #expect(await probe.waitForEnd().last == good, "the stream shows the last good state")
         let reopened = MomentsStore(service: GraphQLMomentsService(client: client), persistence: try JSONFilePersistence(directory: directory.url))
         #expect(try await reopened.details(for: "0") == good)
     }

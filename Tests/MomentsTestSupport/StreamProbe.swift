@@ -110,6 +110,18 @@ public final class StreamProbe<Element: Sendable>: Sendable {
         await wait(timeout: timeout) { $0.contains(where: condition) }.first(where: condition)
     }
 
+    /// Waits until the sequence ends (or `timeout` passes); returns every value seen. A
+    /// test that checks nothing more arrived ends the stream (the store's `shutdown`
+    /// ends each stream after its last value) and waits for this, instead of waiting
+    /// for a length of time.
+    @discardableResult
+    public func waitForEnd(timeout: Duration = .seconds(60)) async -> [Element] {
+        await wait(timeout: timeout) { _ in false }
+    }
+
+    /// Whether the sequence has ended.
+    public var isFinished: Bool { recorder.isFinished }
+
     public func cancel() { task.cancel() }
 
     deinit { cancel() }

@@ -17,14 +17,20 @@ import Testing
     }
 
     @Test func nothingIsEmittedBeforeAFirstValueExists() async throws {
+        // Shut down, a store ends each stream after its last value: whatever it sent is
+        // then in the probe.
+        let empty = await StoreFixture()
+        let unanswered = StreamProbe(await empty.store.updates(for: "0"))
+        await empty.store.shutdown(gracePeriod: .seconds(60))
+        #expect(await unanswered.waitForEnd().isEmpty)
+        #expect(unanswered.isFinished)
+
         let fixture = await StoreFixture()
         let probe = StreamProbe(await fixture.store.updates(for: "0"))
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(probe.values.isEmpty)
-
         try await fixture.store.refresh(userID: "0")
+        await fixture.store.shutdown(gracePeriod: .seconds(60))
 
-        let values = await probe.waitFor(count: 1)
+        let values = await probe.waitForEnd()
         #expect(values.count == 1)
         #expect(values.first?.moments.map(\.id) == ["a", "b", "c"])
     }
@@ -98,9 +104,10 @@ import Testing
 
         try await fixture.store.refresh(userID: "0")
         try await fixture.store.setLike(true, momentID: "a", userID: "0")
-        try await Task.sleep(for: .milliseconds(50))
+        await fixture.store.shutdown(gracePeriod: .seconds(60))
 
-        #expect(other.values.isEmpty)
+        #expect(await other.waitForEnd().isEmpty)
+        #expect(other.isFinished)
     }
 
     @Test func persistedStateIsEmittedBeforeAnyNetworkAnswer() async throws {
@@ -129,10 +136,10 @@ import Testing
         let error = await #expect(throws: FakeMomentsService.InjectedFailure.self) { try await fixture.store.refresh(userID: "0") }
 
         #expect(error?.message == "bff down")
-        try await Task.sleep(for: .milliseconds(30))
-        #expect(probe.values == [good])
         #expect(try await fixture.store.details(for: "0") == good)
         #expect(try await fixture.persistence.load(userID: "0") == good)
+        await fixture.store.shutdown(gracePeriod: .seconds(60))
+        #expect(await probe.waitForEnd() == [good])
     }
 
     @Test func concurrentRefreshesShareOneFetch() async throws {
