@@ -10,6 +10,7 @@ Routes (any method):
   /echo               200, JSON of method, path, query, headers and body
   /status/<code>      that status, body {"error": "status <code>"}
   /slow?seconds=S     waits S seconds, then 200 {"slow": true}
+  /slow-started       200, how many /slow requests have arrived so far (as text)
   /bytes?count=N      200 with N bytes and a Content-Length
   /stream?count=N     200 with N bytes, chunked, no Content-Length
   /truncated          announces 1000 bytes, sends 10, closes
@@ -28,6 +29,10 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+# How many /slow requests have arrived: tests wait for a slow request to be at the server.
+SLOW_STARTED = [0]
+SLOW_LOCK = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -73,7 +78,13 @@ class Handler(BaseHTTPRequestHandler):
             code = int(parts[1])
             extra = [("Retry-After", query["retryAfter"][0])] if "retryAfter" in query else []
             self._send(code, json.dumps({"error": "status %d" % code}).encode(), headers=extra)
+        elif parts[0] == "slow-started":
+            with SLOW_LOCK:
+                count = SLOW_STARTED[0]
+            self._send(200, str(count).encode(), "text/plain")
         elif parts[0] == "slow":
+            with SLOW_LOCK:
+                SLOW_STARTED[0] += 1
             time.sleep(float(query.get("seconds", ["1"])[0]))
             self._send(200, b'{"slow": true}')
         elif parts[0] == "bytes":

@@ -50,7 +50,9 @@ import MomentsHTTP
         defer { server.stop() }
         let client = client()
         let task = Task { try await client.send(Endpoint<Data>(.get, "/slow").query("seconds", "60")) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancelled once the server holds the request, as the server reports.
+        let observer = self.client()
+        #expect(await eventually { (try? await observer.send(Endpoint<Data>(.get, "/slow-started"))) == Data("1".utf8) })
         task.cancel()
         let result = await task.result
 
