@@ -45,6 +45,8 @@ public actor HTTPClient {
     nonisolated let baseURLPrefix: String
     /// The stages every call's requests go through, outermost first.
     nonisolated let pipeline: CallPipeline
+    /// The limit of ``Configuration-swift.struct/maximumConcurrentRequests``, if set.
+    nonisolated let limiter: ConcurrencyLimiter?
     /// The URL of the last path without a query that a call went to.
     nonisolated let lastURL = PThreadMutex<(path: String, url: URL)?>(nil)
     /// Where the client reads the time.
@@ -83,9 +85,10 @@ public actor HTTPClient {
         }
         stages.append(MiddlewareStage(configured: configuration.middlewares, authentication: configuration.authentication))
         stages.append(CoalescingStage(coalescer: coalescer, identityNames: identityNames, identityKey: identityKey))
-        if let limit = configuration.maximumConcurrentRequests {
-            stages.append(ConcurrencyLimitStage(limiter: ConcurrencyLimiter(limit: limit, maximumQueued: configuration.maximumQueuedRequests, clock: clock)))
+        limiter = configuration.maximumConcurrentRequests.map {
+            ConcurrencyLimiter(limit: $0, maximumQueued: configuration.maximumQueuedRequests, clock: clock)
         }
+        if let limiter { stages.append(ConcurrencyLimitStage(limiter: limiter)) }
         stages.append(RedirectStage(policy: configuration.redirectPolicy, identityNames: identityNames, origins: origins))
         stages.append(BreakerStage(clock: clock, instruments: instruments, origins: origins))
         stages.append(TransportStage(transport: transport, clock: clock, deadlineHeader: configuration.deadlineHeader, instruments: instruments))
@@ -179,6 +182,10 @@ public actor HTTPClient {
 
     /// The number of requests of this client in flight in `group`.
     public nonisolated func requestsInFlight(in group: String) -> Int { inFlight.count(in: group) }
+
+    /// How many requests wait for a slot under
+    /// ``Configuration-swift.struct/maximumConcurrentRequests`` (for tests).
+    package nonisolated var requestsWaitingForASlot: Int { limiter?.waiting ?? 0 }
 
     /// How many calls wait on shared (coalesced) exchanges in flight (for tests).
     package nonisolated var callersOfSharedExchanges: Int { coalescer.waitingCallers }

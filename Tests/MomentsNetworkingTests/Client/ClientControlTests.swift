@@ -38,8 +38,8 @@ import MomentsHTTP
         var waiting: [Task<Data, any Error>] = []
         for (index, (path, priority)) in [("low", RequestPriority.low), ("normal", .normal), ("high", .high), ("normal2", .normal)].enumerated() {
             waiting.append(Task { try await client.send(Endpoint<Data>(.get, "/\(path)").options { $0.priority = priority }) })
-            #expect(await eventually { client.requestsInFlight == index + 2 })
-            try await Task.sleep(for: .milliseconds(20))
+            // Queued (with its priority and its turn) before the next one is sent.
+            #expect(await eventually { client.requestsWaitingForASlot == index + 1 })
         }
         #expect(transport.calls == 1)
         gate.withLock { $0 = true }
