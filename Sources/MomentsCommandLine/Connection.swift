@@ -73,25 +73,25 @@ struct Connection {
         let location = try arguments.option("store").map { try StoreLocation.parse($0) } ?? .default
         let token = arguments.option("token")
         // The answer cache is used only when a policy asks for it.
-        var cachedSource: TimelineSource?
+        var chosenSource: TimelineSource?
         if let text = arguments.option("cache-policy") {
             guard let source = Self.cachePolicies[text] else {
                 throw UsageError(message: "--cache-policy must be one of \(Self.cachePolicies.keys.sorted().joined(separator: ", ")), not '\(text)'")
             }
-            cachedSource = source
+            chosenSource = source
         }
-        source = cachedSource ?? .server
+        source = chosenSource ?? .server
         let transport = try TransportChoice.make(arguments, environment: environment)
         var cache: DiskResponseCache?
-        if cachedSource != nil { cache = try await DiskResponseCache.open(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
+        if chosenSource != nil { cache = try await DiskResponseCache.open(directory: URL(fileURLWithPath: Self.cacheDirectory(environment))) }
         baseURL = url
         client = HTTPClient(baseURL: url, transport: transport) {
             $0.timeout = timeout
             $0.retryPolicy = retries > 0 ? RetryPolicy(maximumAttempts: retries + 1, initialDelay: .milliseconds(200)) : nil
             if !hedges { $0.hedging = nil }
-            if let cache, let cachedSource {
+            if let cache, let chosenSource {
                 $0.cache = TieredResponseCache(memory: MemoryResponseCache(), disk: cache)
-                $0.cachePolicy = CachePolicy(cachedSource)
+                $0.cachePolicy = CachePolicy(chosenSource)
             }
             if let token { $0.authentication = AuthenticationMiddleware(provider: StaticTokenProvider(token)) }
             $0.logHandler = Observing.current.requestLog

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MomentsCommandLine
+import MomentsTestSupport
 import Testing
 
 /// The demo's BFF child is a process signals reach. Started with the signal mask of one
@@ -39,15 +40,12 @@ import Testing
 
     /// A hexadecimal field of `/proc/PID/status`.
     private static func field(_ name: String, of pid: Int32) -> UInt64? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
-        return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
+        ProcessResources.status(name, of: String(pid)).flatMap { UInt64($0, radix: 16) }
     }
 
     /// Running, or stopped: neither gone nor a zombie waiting to be reaped.
     private static func isAlive(_ pid: Int32) -> Bool {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("State:") }) else { return false }
-        return !line.contains("Z") && !line.contains("X")
+        guard let state = ProcessResources.status("State", of: String(pid)) else { return false }
+        return !state.contains("Z") && !state.contains("X")
     }
 }

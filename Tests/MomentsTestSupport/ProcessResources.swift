@@ -9,9 +9,16 @@ public enum ProcessResources {
 
     /// Resident memory, in bytes.
     public static var residentBytes: Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        guard let value = status("VmRSS"), let kilobytes = Int(value.split(separator: " ").first ?? "") else { return -1 }
         return kilobytes * 1024
+    }
+
+    /// The value of field `name` in `/proc/<process>/status` (this process's by
+    /// default), without its name and surrounding blanks; `nil` if the process or the
+    /// field is not there.
+    public static func status(_ name: String, of process: String = "self") -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+        return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
     }
 }

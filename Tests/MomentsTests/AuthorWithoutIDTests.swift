@@ -11,10 +11,10 @@ import MomentsBFF
 /// own sample answer does: every reader takes it, and every persistence keeps the
 /// author's id unknown.
 @Suite struct AuthorWithoutIDTests {
-    static let answer = Fixtures.timelineAnswer.replacingOccurrences(of: #""userDetails": {"id": "1", "#, with: #""userDetails": {"#)
+    static let answer = SampleAnswers.oddShapes.replacingOccurrences(of: #""userDetails": {"id": "1", "#, with: #""userDetails": {"#)
 
     @Test func theFastReaderAndJSONDecoderBothReadIt() throws {
-        #expect(Self.answer != Fixtures.timelineAnswer)
+        #expect(Self.answer != SampleAnswers.oddShapes)
         let envelope = try JSONDecoder().decode(GraphQLEnvelope.self, from: Data(Self.answer.utf8))
         #expect(envelope.data.getMomentsDetailsByUserID.moments.map(\.userDetails.id) == [nil, nil])
         let fast = try #require(TimelineFastDecoding.decode(Data(Self.answer.utf8), field: "getMomentsDetailsByUserID"))

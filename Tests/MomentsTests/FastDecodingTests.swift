@@ -23,8 +23,8 @@ import MomentsBFF
     }
 
     @Test func cleanAnswersDecodeToTheSameValue() throws {
-        let fixture = try #require(fast(Fixtures.timelineAnswer))
-        #expect(fixture == standard(Data(Fixtures.timelineAnswer.utf8)))
+        let fixture = try #require(fast(SampleAnswers.oddShapes))
+        #expect(fixture == standard(Data(SampleAnswers.oddShapes.utf8)))
 
         for count in [0, 1, 7, 300] {
             let details = SampleTimelines.timeline(user: "u\(count)", moments: count)
@@ -184,10 +184,10 @@ import MomentsBFF
 
     @Test func theOperationsUseTheFastPathAndFallBackForErrors() throws {
         let operation = GetMomentsByUserID(userID: "0")
-        let clean = try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8)), decoder: JSONDecoder())
+        let clean = try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(SampleAnswers.oddShapes.utf8)), decoder: JSONDecoder())
         #expect(clean.moments.count == 2)
 
-        let bad = Fixtures.timelineAnswer.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
+        let bad = SampleAnswers.oddShapes.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
         #expect(throws: DecodingError.self) {
             try operation.decodeResponse(HTTPResponse(statusCode: 200, body: Data(bad.utf8)), decoder: JSONDecoder())
         }

@@ -6,8 +6,6 @@ enum Fixtures {
     static let author = Moment.MomentUserDetails(id: "1", name: "Taylor", avatar: "https://img/1.jpg")
     static let owner = UserDetails(id: "0", name: "Jake", avatar: "https://img/0.jpg", backgroundImage: "https://img/bg0.jpg")
 
-    /// A `getMomentsDetailsByUserID` answer of odd shapes (see `SampleAnswers.oddShapes`).
-    static let timelineAnswer = SampleAnswers.oddShapes
 
     static func moment(_ id: String, likedBy likers: [String] = [], viewer: String = "0") -> Moment {
         Moment(

@@ -9,7 +9,7 @@ import MomentsBFF
 @Suite struct ModelTests {
     @Test func decodesOptionalUnicodeAndEmptyShapes() throws {
         let details = try GetMomentsByUserID(userID: "0").decodeResponse(
-            HTTPResponse(statusCode: 200, body: Data(Fixtures.timelineAnswer.utf8)),
+            HTTPResponse(statusCode: 200, body: Data(SampleAnswers.oddShapes.utf8)),
             decoder: JSONDecoder()
         )
 
@@ -58,7 +58,7 @@ import MomentsBFF
     }
 
     @Test func anUnknownMomentTypeIsADecodingErrorNamingTheField() async throws {
-        let answer = Fixtures.timelineAnswer.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
+        let answer = SampleAnswers.oddShapes.replacingOccurrences(of: #""type": "URL""#, with: #""type": "VIDEO""#)
         let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: StubTransport(statusCode: 200, body: Data(answer.utf8)))
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(GetMomentsByUserID(userID: "0")) }

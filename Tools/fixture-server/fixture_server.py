@@ -10,7 +10,8 @@ Routes (any method):
   /echo               200, JSON of method, path, query, headers and body
   /status/<code>      that status, body {"error": "status <code>"}
   /slow?seconds=S     waits S seconds, then 200 {"slow": true}
-  /slow-started       200, how many /slow requests have arrived so far (as text)
+  /slow-started?atLeast=N     answers, once N /slow requests have arrived (up to 60 s),
+                      200 with how many have (as text)
   /bytes?count=N      200 with N bytes and a Content-Length
   /stream?count=N     200 with N bytes, chunked, no Content-Length
   /truncated          announces 1000 bytes, sends 10, closes
@@ -32,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 # How many /slow requests have arrived: tests wait for a slow request to be at the server.
 SLOW_STARTED = [0]
-SLOW_LOCK = threading.Lock()
+SLOW_ARRIVED = threading.Condition()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -79,12 +80,15 @@ class Handler(BaseHTTPRequestHandler):
             extra = [("Retry-After", query["retryAfter"][0])] if "retryAfter" in query else []
             self._send(code, json.dumps({"error": "status %d" % code}).encode(), headers=extra)
         elif parts[0] == "slow-started":
-            with SLOW_LOCK:
+            wanted = int(query.get("atLeast", ["0"])[0])
+            with SLOW_ARRIVED:
+                SLOW_ARRIVED.wait_for(lambda: SLOW_STARTED[0] >= wanted, timeout=60)
                 count = SLOW_STARTED[0]
             self._send(200, str(count).encode(), "text/plain")
         elif parts[0] == "slow":
-            with SLOW_LOCK:
+            with SLOW_ARRIVED:
                 SLOW_STARTED[0] += 1
+                SLOW_ARRIVED.notify_all()
             time.sleep(float(query.get("seconds", ["1"])[0]))
             self._send(200, b'{"slow": true}')
         elif parts[0] == "bytes":

@@ -8,7 +8,7 @@ import MomentsBFF
 
 @Suite struct MomentsStoreTimelineSourceTests {
     @Test func refreshPassesItsTimelineSourceToTheService() async throws {
-        let answer = Data(Fixtures.timelineAnswer.utf8)
+        let answer = Data(SampleAnswers.oddShapes.utf8)
         let transport = StubTransport(statusCode: 200, body: answer)
         let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport) { $0.cache = MemoryResponseCache() }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
