@@ -97,12 +97,15 @@ import MomentsTesting
             #expect(await eventually { await fixture.store.likeCallsInFlight(for: "0") == index + 1 })
             #expect(await eventually { (try? await fixture.store.details(for: "0"))??.isLiked("a") == isLiked })
         }
-        await fixture.service.release()
-        #expect(await eventually {
+        // The likes are sent one after another, in call order: each is let through once
+        // the service holds it.
+        for _ in calls {
+            await fixture.service.waitForWaitingCalls(1)
             await fixture.service.release()
-            return await fixture.service.calls.count == calls.count + 1
-        })
+        }
         for task in tasks { _ = try await task.value }
+        await fixture.store.waitUntilIdle()
+        #expect(await fixture.service.calls.count == calls.count + 1, "the first refresh and each like, once")
 
         let last = try #require(calls.last as Bool?)
         #expect(try await fixture.service.serverTimeline("0").isLiked("a") == last)

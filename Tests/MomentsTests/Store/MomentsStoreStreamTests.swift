@@ -119,7 +119,7 @@ import Testing
         let refresh = Task { try await fixture.store.refresh(userID: "0") }
 
         #expect(await probe.waitFor(count: 1) == [saved])
-        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.waitForWaitingCalls(1)
         await fixture.service.release()
         let fresh = try await refresh.value
         #expect(await probe.waitFor(count: 2).last == fresh)
@@ -146,7 +146,7 @@ import Testing
         let fixture = await StoreFixture()
         await fixture.service.holdNext()
         let refreshes = (0..<5).map { _ in Task { try await fixture.store.refresh(userID: "0") } }
-        #expect(await eventually { await fixture.service.waitingCalls == 1 })
+        await fixture.service.waitForWaitingCalls(1)
         await fixture.service.release()
         for refresh in refreshes { _ = try await refresh.value }
 
