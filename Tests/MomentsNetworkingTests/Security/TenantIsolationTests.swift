@@ -11,7 +11,21 @@ import MomentsHTTP
     /// Answers each request with the token it carried, after `release()`.
     final class TokenEchoServer: Sendable {
         final class Gate: Sendable {
-            let state = PThreadMutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+            struct State {
+                var open = false
+                /// The requests held until the gate opens.
+                var waiting: [CheckedContinuation<Void, Never>] = []
+                /// Who waits for that many requests to be held.
+                var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+                /// The watchers whose count of held requests is reached.
+                mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
+                    let ready = watchers.filter { $0.count <= waiting.count }.map(\.continuation)
+                    watchers.removeAll { $0.count <= waiting.count }
+                    return ready
+                }
+            }
+            let state = PThreadMutex(State())
         }
 
         private let gate = Gate()
@@ -21,11 +35,13 @@ import MomentsHTTP
             let gate = self.gate
             transport = StubTransport { request in
                 await withCheckedContinuation { continuation in
-                    let open = gate.state.withLock { state -> Bool in
-                        if !state.open { state.waiting.append(continuation) }
-                        return state.open
+                    let (open, ready) = gate.state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                        guard !state.open else { return (true, []) }
+                        state.waiting.append(continuation)
+                        return (false, state.satisfiedWatchers())
                     }
                     if open { continuation.resume() }
+                    for watcher in ready { watcher.resume() }
                 }
                 let token = request.headers["Authorization"] ?? request.headers["X-Session"] ?? "none"
                 if let refused, token.contains(refused) { return jsonResponse(#"{"error":"forbidden"}"#, status: 403) }
@@ -42,9 +58,16 @@ import MomentsHTTP
             waiting.forEach { $0.resume() }
         }
 
-        /// Waits (for what the transport reports) until `count` requests arrived.
-        func waitForRequests(_ count: Int) async -> Bool {
-            await eventually(timeout: .seconds(30)) { self.transport.requests.count >= count }
+        /// Returns once `count` requests are held at the closed gate.
+        func waitForRequests(_ count: Int) async {
+            await withCheckedContinuation { continuation in
+                let reached = gate.state.withLock { state -> Bool in
+                    guard state.waiting.count < count else { return true }
+                    state.watchers.append((count, continuation))
+                    return false
+                }
+                if reached { continuation.resume() }
+            }
         }
     }
 
@@ -63,9 +86,9 @@ import MomentsHTTP
         let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
         async let a = client.send(Endpoint<User>(.get, "/me").header("Authorization", "Bearer TOKEN_A"))
-        #expect(await server.waitForRequests(1))
+        #expect(await withFailsafe { await server.waitForRequests(1) }, "the first request never reached the server")
         async let b = client.send(Endpoint<User>(.get, "/me").header("Authorization", "Bearer TOKEN_B"))
-        #expect(await server.waitForRequests(2))
+        #expect(await withFailsafe { await server.waitForRequests(2) }, "the second request never reached the server")
         server.open()
 
         #expect(try await a.name == "Bearer TOKEN_A")
@@ -77,9 +100,9 @@ import MomentsHTTP
         let client = HTTPClient.patient(baseURL: URL(string: "https://api.example.com")!, transport: server.transport)
 
         async let a = client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-a")) })
-        #expect(await server.waitForRequests(1))
+        #expect(await withFailsafe { await server.waitForRequests(1) }, "the first request never reached the server")
         async let b = client.send(Endpoint<User>(.get, "/me").options { $0.middlewares.append(SessionHeader(session: "session-b")) })
-        #expect(await server.waitForRequests(2))
+        #expect(await withFailsafe { await server.waitForRequests(2) }, "the second request never reached the server")
         server.open()
 
         #expect(try await a.name == "session-a")
@@ -93,7 +116,7 @@ import MomentsHTTP
         }
 
         async let a = client.send(Endpoint<User>(.get, "/me"))
-        #expect(await server.waitForRequests(1))
+        #expect(await withFailsafe { await server.waitForRequests(1) }, "the first request never reached the server")
         async let b = client.send(Endpoint<User>(.get, "/me"))
         #expect(await eventually { client.callersOfSharedExchanges == 2 })
         server.open()

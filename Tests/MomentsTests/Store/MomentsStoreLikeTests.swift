@@ -100,7 +100,7 @@ import MomentsTesting
         // The likes are sent one after another, in call order: each is let through once
         // the service holds it.
         for _ in calls {
-            await fixture.service.waitForWaitingCalls(1)
+            #expect(await withFailsafe { await fixture.service.waitForWaitingCalls(1) }, "a like never reached the service")
             await fixture.service.release()
         }
         for task in tasks { _ = try await task.value }

@@ -38,7 +38,7 @@ import MomentsTestTraits
                 action = "\(user) likes \(moment.id), held: \(isLiked)"
                 await service.holdNext()
                 let call = Task { try await store.setLike(isLiked, momentID: moment.id, userID: user) }
-                await service.waitForWaitingCalls(1)
+                #expect(await withFailsafe { await service.waitForWaitingCalls(1) }, "seed \(seed), step \(step): the like never reached the service")
                 let shown = try await store.details(for: user)?.moments.first { $0.id == moment.id }
                 #expect(shown?.isLiked == isLiked && shown?.likes?.contains { $0.id == user } == isLiked,
                         "seed \(seed), step \(step) (\(action)): the optimistic snapshot shows \(String(describing: shown))")

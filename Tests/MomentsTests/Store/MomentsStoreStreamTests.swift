@@ -119,7 +119,7 @@ import Testing
         let refresh = Task { try await fixture.store.refresh(userID: "0") }
 
         #expect(await probe.waitFor(count: 1) == [saved])
-        await fixture.service.waitForWaitingCalls(1)
+        #expect(await withFailsafe { await fixture.service.waitForWaitingCalls(1) }, "the refresh never reached the service")
         await fixture.service.release()
         let fresh = try await refresh.value
         #expect(await probe.waitFor(count: 2).last == fresh)
@@ -146,7 +146,7 @@ import Testing
         let fixture = await StoreFixture()
         await fixture.service.holdNext()
         let refreshes = (0..<5).map { _ in Task { try await fixture.store.refresh(userID: "0") } }
-        await fixture.service.waitForWaitingCalls(1)
+        #expect(await withFailsafe { await fixture.service.waitForWaitingCalls(1) }, "the refresh never reached the service")
         await fixture.service.release()
         for refresh in refreshes { _ = try await refresh.value }
 
@@ -230,11 +230,11 @@ actor FlakyPersistence: MomentsPersistence {
         if isFailing { throw PersistenceError(code: .ioFailure, location: "/full", reason: "no space left on device", underlyingError: FailingPersistence.DiskFull()) }
         try await stored.save(batch)
     }
-    func load(userID: String) async throws -> MomentsDetails? { try await stored.load(userID: userID) }
-    func userIDs(holding momentID: String) async throws -> [String] { try await stored.userIDs(holding: momentID) }
-    func remove(userID: String) async throws { try await stored.remove(userID: userID) }
-    func userIDs() async throws -> [String] { try await stored.userIDs() }
-    func removeAll() async throws { try await stored.removeAll() }
+    func load(userID: String) async throws -> MomentsDetails? { await stored.load(userID: userID) }
+    func userIDs(holding momentID: String) async throws -> [String] { await stored.userIDs(holding: momentID) }
+    func remove(userID: String) async throws { await stored.remove(userID: userID) }
+    func userIDs() async throws -> [String] { await stored.userIDs() }
+    func removeAll() async throws { await stored.removeAll() }
     func checkWritable() async throws {}
 }
 
