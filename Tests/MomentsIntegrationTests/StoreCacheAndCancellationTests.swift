@@ -65,16 +65,16 @@ import MomentsBFF
     @Test func aRefreshWhoseOnlyCallerIsCancelledStopsItsFetch() async throws {
         let bff = try await ReferenceBFF()
         defer { bff.stop() }
-        // The answer would take ten minutes, longer than `eventually` waits: only the
+        // The answer would take ten minutes, longer than the failsafe waits: only the
         // cancellation can end the fetch in time.
         let client = HTTPClient.patient(baseURL: bff.baseURL, transport: URLSessionTransport()) { $0.timeout = .seconds(900) }
         let store = MomentsStore(service: GraphQLMomentsService(client: client), persistence: InMemoryPersistence())
         try await bff.injectFault(["kind": "slow", "seconds": 600])
 
         let caller = Task { try await store.refresh(userID: "0") }
-        #expect(await eventually { client.requestsInFlight == 1 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 1) })
         caller.cancel()
-        #expect(await eventually { client.requestsInFlight == 0 }, "the fetch outlived its only caller")
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 0) }, "the fetch outlived its only caller")
         await #expect(throws: CancellationError.self) { try await caller.value }
 
         // A later refresh starts a new fetch instead of joining the abandoned one (which
@@ -93,7 +93,7 @@ import MomentsBFF
 
         let leaving = Task { try await store.refresh(userID: "0") }
         let staying = Task { try await store.refresh(userID: "0") }
-        #expect(await eventually { client.requestsInFlight == 1 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 1) })
         leaving.cancel()
 
         #expect(try await staying.value.moments.count == 4)

@@ -183,9 +183,26 @@ public actor HTTPClient {
     /// The number of requests of this client in flight in `group`.
     public nonisolated func requestsInFlight(in group: String) -> Int { inFlight.count(in: group) }
 
+    /// Returns once exactly `count` requests of this client are in flight (at once if
+    /// they are now): what a test waits for instead of polling ``requestsInFlight``.
+    package nonisolated func waitUntilRequestsInFlight(are count: Int) async {
+        await inFlight.waitUntilCount(is: count)
+    }
+
     /// How many requests wait for a slot under
     /// ``Configuration-swift.struct/maximumConcurrentRequests`` (for tests).
     package nonisolated var requestsWaitingForASlot: Int { limiter?.waiting ?? 0 }
+
+    /// Returns once exactly `count` requests wait for a slot (at once if they do now;
+    /// without a limit, none ever waits): what a test waits for instead of polling
+    /// ``requestsWaitingForASlot``.
+    package nonisolated func waitUntilRequestsWaitingForASlot(are count: Int) async {
+        guard let limiter else {
+            if count == 0 { return }
+            return await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+        }
+        await limiter.waitUntilWaiting(are: count)
+    }
 
     /// How many calls wait on shared (coalesced) exchanges in flight (for tests).
     package nonisolated var callersOfSharedExchanges: Int { coalescer.waitingCallers }

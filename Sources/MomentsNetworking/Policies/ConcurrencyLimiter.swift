@@ -19,6 +19,17 @@ final class ConcurrencyLimiter: Sendable {
         var running = 0
         var nextID = 0
         var waiters: [Waiter] = []
+        /// Callers of ``waitUntilWaiting(are:)``: the number of waiters each waits for.
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The watchers waiting for the number of requests now waiting.
+        mutating func takeWatchers() -> [CheckedContinuation<Void, Never>] {
+            guard !watchers.isEmpty else { return [] }
+            let count = waiters.count
+            let reached = watchers.filter { $0.count == count }.map(\.continuation)
+            if !reached.isEmpty { watchers.removeAll { $0.count == count } }
+            return reached
+        }
     }
 
     let limit: Int
@@ -34,6 +45,19 @@ final class ConcurrencyLimiter: Sendable {
 
     /// Requests waiting for a slot.
     var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Returns once exactly `count` requests wait for a slot: at once if they do now,
+    /// else when a request beginning or ending its wait makes them so.
+    func waitUntilWaiting(are count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = state.withLock { state -> Bool in
+                guard state.waiters.count != count else { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
 
     /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
     /// task takes none.
@@ -52,18 +76,19 @@ final class ConcurrencyLimiter: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let immediate: Result<Void, any Error>? = state.withLock { state in
-                    if Task.isCancelled { return .failure(HTTPClientError.cancelled()) }
+                let (immediate, watchers) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled { return (.failure(HTTPClientError.cancelled()), []) }
                     if state.running < limit {
                         state.running += 1
-                        return .success(())
+                        return (.success(()), [])
                     }
-                    if state.waiters.count >= maximumQueued { return .failure(HTTPClientError.overloaded(queued: state.waiters.count)) }
+                    if state.waiters.count >= maximumQueued { return (.failure(HTTPClientError.overloaded(queued: state.waiters.count)), []) }
                     // Behind every waiter of the same or higher priority.
                     let index = state.waiters.firstIndex { $0.priority < priority } ?? state.waiters.endIndex
                     state.waiters.insert(Waiter(id: id, priority: priority, continuation: continuation), at: index)
-                    return nil
+                    return (nil, state.takeWatchers())
                 }
+                for watcher in watchers { watcher.resume() }
                 if let immediate {
                     continuation.resume(with: immediate)
                     return
@@ -92,23 +117,27 @@ final class ConcurrencyLimiter: Sendable {
 
     /// Ends waiter `id`'s wait with `error`, if it still waits.
     private func abandon(_ id: Int, with error: HTTPClientError) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
+        let (waiter, watchers) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, []) }
+            let waiter = state.waiters.remove(at: index)
+            return (waiter, state.takeWatchers())
         }
+        for watcher in watchers { watcher.resume() }
         guard let waiter else { return }
         waiter.deadline?.cancel()
         waiter.continuation.resume(throwing: error)
     }
 
     func release() {
-        let next = state.withLock { state -> Waiter? in
+        let (next, watchers) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
             if state.waiters.isEmpty {
                 state.running -= 1
-                return nil
+                return (nil, [])
             }
-            return state.waiters.removeFirst()  // the slot passes to it
+            let next = state.waiters.removeFirst()  // the slot passes to it
+            return (next, state.takeWatchers())
         }
+        for watcher in watchers { watcher.resume() }
         guard let next else { return }
         next.deadline?.cancel()
         next.continuation.resume()

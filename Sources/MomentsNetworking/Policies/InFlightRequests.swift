@@ -24,12 +24,23 @@ final class InFlightRequests: Sendable {
         var closingWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Waiters for the last request to end.
         var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Callers of ``waitUntilCount(is:)``: the count each waits for.
+        var countWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var nextWaiterID = 0
 
         mutating func takeEmptyWaiters() -> [CheckedContinuation<Void, Never>] {
             guard cancellers.isEmpty, !emptyWaiters.isEmpty else { return [] }
             defer { emptyWaiters = [:] }
             return Array(emptyWaiters.values)
+        }
+
+        /// The watchers waiting for the count of requests now in flight.
+        mutating func takeCountWatchers() -> [CheckedContinuation<Void, Never>] {
+            guard !countWatchers.isEmpty else { return [] }
+            let count = cancellers.count
+            let reached = countWatchers.filter { $0.count == count }.map(\.continuation)
+            if !reached.isEmpty { countWatchers.removeAll { $0.count == count } }
+            return reached
         }
     }
 
@@ -38,7 +49,7 @@ final class InFlightRequests: Sendable {
     /// Registers a request; if `latestWinsKey` names one already in flight, that one is
     /// cancelled. Returns the id to unregister with.
     func register(latestWinsKey: String?, groups: Set<String> = [], cancel: @escaping @Sendable () -> Void) -> Int {
-        let (id, replaced) = state.withLock { state -> (Int, (@Sendable () -> Void)?) in
+        let (id, replaced, watchers) = state.withLock { state -> (Int, (@Sendable () -> Void)?, [CheckedContinuation<Void, Never>]) in
             state.nextID += 1
             let id = state.nextID
             state.cancellers[id] = cancel
@@ -48,8 +59,9 @@ final class InFlightRequests: Sendable {
                 if let previous = state.latest[latestWinsKey] { replaced = state.cancellers[previous] }
                 state.latest[latestWinsKey] = id
             }
-            return (id, replaced)
+            return (id, replaced, state.takeCountWatchers())
         }
+        for watcher in watchers { watcher.resume() }
         replaced?()
         return id
     }
@@ -62,9 +74,22 @@ final class InFlightRequests: Sendable {
                 state.members[group]?.remove(id)
                 if state.members[group]?.isEmpty == true { state.members[group] = nil }
             }
-            return state.takeEmptyWaiters()
+            return state.takeEmptyWaiters() + state.takeCountWatchers()
         }
         for waiter in empty { waiter.resume() }
+    }
+
+    /// Returns once exactly `count` requests are in flight: at once if they are now,
+    /// else when a request beginning or ending makes them so.
+    func waitUntilCount(is count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = state.withLock { state -> Bool in
+                guard state.cancellers.count != count else { return true }
+                state.countWatchers.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
     }
 
     // MARK: Shutting down

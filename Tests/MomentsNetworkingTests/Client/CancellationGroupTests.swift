@@ -40,7 +40,8 @@ import MomentsHTTP
         let others = (0..<2).map { index in
             Task { try await client.send(Endpoint<Data>(.get, "/timeline/\(index)")) }
         }
-        #expect(await eventually { client.requestsInFlight == 5 && client.requestsInFlight(in: "images") == 3 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 5) })
+        #expect(client.requestsInFlight(in: "images") == 3)
 
         client.cancelAll(in: "images")
         for image in images {

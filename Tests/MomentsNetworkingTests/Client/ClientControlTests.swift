@@ -12,7 +12,7 @@ import MomentsHTTP
         let client = testClient(transport) { $0.timeout = .seconds(900) }
         let tasks = (0..<5).map { index in Task { try await client.send(Endpoint<Data>(.get, "/slow/\(index)")) } }
         await transport.waitForCalls(5)
-        #expect(await eventually { client.requestsInFlight == 5 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 5) })
 
         client.cancelAll()
         for task in tasks {
@@ -20,7 +20,7 @@ import MomentsHTTP
             #expect((result.error as? HTTPClientError)?.code == .cancelled)
         }
 
-        #expect(await eventually { client.requestsInFlight == 0 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 0) })
     }
 
     @Test func theConcurrencyLimitAdmitsHigherPriorityFirst() async throws {
@@ -39,7 +39,7 @@ import MomentsHTTP
         for (index, (path, priority)) in [("low", RequestPriority.low), ("normal", .normal), ("high", .high), ("normal2", .normal)].enumerated() {
             waiting.append(Task { try await client.send(Endpoint<Data>(.get, "/\(path)").options { $0.priority = priority }) })
             // Queued (with its priority and its turn) before the next one is sent.
-            #expect(await eventually { client.requestsWaitingForASlot == index + 1 })
+            #expect(await withFailsafe { await client.waitUntilRequestsWaitingForASlot(are: index + 1) })
         }
         #expect(transport.calls == 1)
         gate.withLock { $0 = true }
@@ -61,7 +61,7 @@ import MomentsHTTP
         await transport.waitForCalls(1)
         let second = Task { try await client.send(Endpoint<Data>(.get, "/b")) }
         // Registered means its own task is waiting (for the slot the first one holds).
-        #expect(await eventually { client.requestsInFlight == 2 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 2) })
 
         second.cancel()
         gate.open()

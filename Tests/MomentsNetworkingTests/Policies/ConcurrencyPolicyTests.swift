@@ -44,7 +44,7 @@ import MomentsHTTP
         for caller in callers { caller.cancel() }
         for caller in callers { _ = await caller.result }
 
-        #expect(await eventually { client.requestsInFlight == 0 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 0) })
     }
 
     @Test func differentBodiesAndNonCacheableRequestsAreNotShared() async throws {
@@ -93,7 +93,7 @@ import MomentsHTTP
 
         #expect(error?.statusCode == 500)
         #expect(cancelled.withLock { $0 } == transport.calls - 1, "every sibling that was sent was cancelled")
-        #expect(await eventually { client.requestsInFlight == 0 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 0) })
         #expect(transport.calls <= 5, "requests after the failure were never started")
     }
 

@@ -176,7 +176,7 @@ import MomentsHTTP
         let first = Task { try await client.send(Endpoint<User>(.get, "/a")) }
         await transport.waitForCalls(1)
         let second = Task { try await client.send(Endpoint<User>(.get, "/b")) }
-        #expect(await eventually { client.requestsInFlight == 2 })
+        #expect(await withFailsafe { await client.waitUntilRequestsInFlight(are: 2) })
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(Endpoint<User>(.get, "/c")) }
         #expect(error?.code == .overloaded)
         while transport.calls < 2 || !gate.withLock({ $0.isEmpty }) {

@@ -43,7 +43,7 @@ import MomentsBFF
         let shown = try #require(try await setup.store.details(for: "0"))
         #expect(shown.moment(withID: "1")?.isLiked == true, "store = server")
         #expect(shown.moment(withID: "1")?.likes?.map(\.id) == ["0"])
-        #expect(try await setup.persistence.load(userID: "0") == shown, "persistence = store")
+        #expect(await setup.persistence.load(userID: "0") == shown, "persistence = store")
         #expect(await probe.waitForAny { $0 == shown } == shown, "the stream reaches it")
     }
 
