@@ -193,13 +193,14 @@ public actor HTTPClient {
     /// ``Configuration-swift.struct/maximumConcurrentRequests`` (for tests).
     package nonisolated var requestsWaitingForASlot: Int { limiter?.waiting ?? 0 }
 
-    /// Returns once exactly `count` requests wait for a slot (at once if they do now;
-    /// without a limit, none ever waits): what a test waits for instead of polling
-    /// ``requestsWaitingForASlot``.
+    /// Returns once exactly `count` requests wait for a slot (at once if they do now):
+    /// what a test waits for instead of polling ``requestsWaitingForASlot``. Without a
+    /// limit no request ever waits: a count other than zero is waited for until the
+    /// calling task is cancelled.
     package nonisolated func waitUntilRequestsWaitingForASlot(are count: Int) async {
         guard let limiter else {
-            if count == 0 { return }
-            return await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+            while count != 0, !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
+            return
         }
         await limiter.waitUntilWaiting(are: count)
     }

@@ -51,7 +51,7 @@ import MomentsTesting
         #expect(answered.moment(withID: "m0")?.likes?.contains { $0.id == "0" } == !unlike)
         let shown = try #require(try await store.details(for: "0"))
         #expect(shown == (try await service.serverTimeline("0")), "store = server")
-        #expect(try await persistence.load(userID: "0") == shown, "file = store")
+        #expect(await persistence.load(userID: "0") == shown, "file = store")
         #expect(await probe.waitForAny { $0 == shown } == shown, "the stream reaches it")
     }
 
