@@ -19,16 +19,12 @@ final class ConcurrencyLimiter: Sendable {
         var running = 0
         var nextID = 0
         var waiters: [Waiter] = []
-        /// Callers of ``waitUntilWaiting(are:)``: the number of waiters each waits for.
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Callers of ``waitUntilWaiting(are:)``.
+        var watchers = CountWatchers()
 
         /// The watchers waiting for the number of requests now waiting.
-        mutating func takeWatchers() -> [CheckedContinuation<Void, Never>] {
-            guard !watchers.isEmpty else { return [] }
-            let count = waiters.count
-            let reached = watchers.filter { $0.count == count }.map(\.continuation)
-            if !reached.isEmpty { watchers.removeAll { $0.count == count } }
-            return reached
+        mutating func takeWatchers() -> [CountWatchers.Watcher] {
+            watchers.take(reaching: waiters.count)
         }
     }
 
@@ -49,13 +45,12 @@ final class ConcurrencyLimiter: Sendable {
     /// Returns once exactly `count` requests wait for a slot: at once if they do now,
     /// else when a request beginning or ending its wait makes them so.
     func waitUntilWaiting(are count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = state.withLock { state -> Bool in
-                guard state.waiters.count != count else { return true }
-                state.watchers.append((count, continuation))
+        await CountWatchers.wait(for: count) { watcher in
+            state.withLock { state in
+                if state.waiters.count == count { return true }
+                state.watchers.add(watcher, for: count)
                 return false
             }
-            if reached { continuation.resume() }
         }
     }
 
@@ -76,7 +71,7 @@ final class ConcurrencyLimiter: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (immediate, watchers) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                let (immediate, watchers) = state.withLock { state -> (Result<Void, any Error>?, [CountWatchers.Watcher]) in
                     if Task.isCancelled { return (.failure(HTTPClientError.cancelled()), []) }
                     if state.running < limit {
                         state.running += 1
@@ -117,7 +112,7 @@ final class ConcurrencyLimiter: Sendable {
 
     /// Ends waiter `id`'s wait with `error`, if it still waits.
     private func abandon(_ id: Int, with error: HTTPClientError) {
-        let (waiter, watchers) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
+        let (waiter, watchers) = state.withLock { state -> (Waiter?, [CountWatchers.Watcher]) in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, []) }
             let waiter = state.waiters.remove(at: index)
             return (waiter, state.takeWatchers())
@@ -129,7 +124,7 @@ final class ConcurrencyLimiter: Sendable {
     }
 
     func release() {
-        let (next, watchers) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
+        let (next, watchers) = state.withLock { state -> (Waiter?, [CountWatchers.Watcher]) in
             if state.waiters.isEmpty {
                 state.running -= 1
                 return (nil, [])

@@ -24,8 +24,8 @@ final class InFlightRequests: Sendable {
         var closingWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Waiters for the last request to end.
         var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        /// Callers of ``waitUntilCount(is:)``: the count each waits for.
-        var countWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Callers of ``waitUntilCount(is:)``.
+        var countWatchers = CountWatchers()
         var nextWaiterID = 0
 
         mutating func takeEmptyWaiters() -> [CheckedContinuation<Void, Never>] {
@@ -35,12 +35,8 @@ final class InFlightRequests: Sendable {
         }
 
         /// The watchers waiting for the count of requests now in flight.
-        mutating func takeCountWatchers() -> [CheckedContinuation<Void, Never>] {
-            guard !countWatchers.isEmpty else { return [] }
-            let count = cancellers.count
-            let reached = countWatchers.filter { $0.count == count }.map(\.continuation)
-            if !reached.isEmpty { countWatchers.removeAll { $0.count == count } }
-            return reached
+        mutating func takeCountWatchers() -> [CountWatchers.Watcher] {
+            countWatchers.take(reaching: cancellers.count)
         }
     }
 
@@ -49,7 +45,7 @@ final class InFlightRequests: Sendable {
     /// Registers a request; if `latestWinsKey` names one already in flight, that one is
     /// cancelled. Returns the id to unregister with.
     func register(latestWinsKey: String?, groups: Set<String> = [], cancel: @escaping @Sendable () -> Void) -> Int {
-        let (id, replaced, watchers) = state.withLock { state -> (Int, (@Sendable () -> Void)?, [CheckedContinuation<Void, Never>]) in
+        let (id, replaced, watchers) = state.withLock { state -> (Int, (@Sendable () -> Void)?, [CountWatchers.Watcher]) in
             state.nextID += 1
             let id = state.nextID
             state.cancellers[id] = cancel
@@ -82,13 +78,12 @@ final class InFlightRequests: Sendable {
     /// Returns once exactly `count` requests are in flight: at once if they are now,
     /// else when a request beginning or ending makes them so.
     func waitUntilCount(is count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = state.withLock { state -> Bool in
-                guard state.cancellers.count != count else { return true }
-                state.countWatchers.append((count, continuation))
+        await CountWatchers.wait(for: count) { watcher in
+            state.withLock { state in
+                if state.cancellers.count == count { return true }
+                state.countWatchers.add(watcher, for: count)
                 return false
             }
-            if reached { continuation.resume() }
         }
     }
 
