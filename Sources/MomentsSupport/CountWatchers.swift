@@ -10,18 +10,20 @@ package struct CountWatchers: Sendable {
 
     package init() {}
 
-    /// Waits until the count is `count`: `register`, called under the owner's lock with
-    /// the caller's continuation, returns whether the count is `count` already (the
-    /// caller then returns at once) or adds the continuation with ``add(_:for:)``.
-    package static func wait(for count: Int, register: (Watcher) -> Bool) async {
+    /// Waits until the count is `count`: `register`, which the owner runs under its
+    /// lock with the caller's continuation, hands it to ``register(_:for:now:)``.
+    package static func wait(register: (Watcher) -> Bool) async {
         await withCheckedContinuation { (continuation: Watcher) in
             if register(continuation) { continuation.resume() }
         }
     }
 
-    /// Adds `watcher`, to be resumed once the count is `count`.
-    package mutating func add(_ watcher: Watcher, for count: Int) {
+    /// Keeps `watcher` until the count is `count`, unless it is already (`now`); returns
+    /// whether it is, and the watcher is then the caller's to resume.
+    package mutating func register(_ watcher: Watcher, for count: Int, now: Int) -> Bool {
+        if now == count { return true }
         watchers.append((count, watcher))
+        return false
     }
 
     /// Removes and returns the watchers waiting for `count`, the count now: the owner

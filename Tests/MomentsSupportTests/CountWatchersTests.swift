@@ -30,12 +30,10 @@ private final class WatchedCounter: Sendable {
     }
 
     func wait(until count: Int) async {
-        await CountWatchers.wait(for: count) { watcher in
+        await CountWatchers.wait { watcher in
             state.withLock { state in
                 state.arrivals += 1
-                if state.count == count { return true }
-                state.watchers.add(watcher, for: count)
-                return false
+                return state.watchers.register(watcher, for: count, now: state.count)
             }
         }
     }

@@ -194,15 +194,10 @@ public actor HTTPClient {
     package nonisolated var requestsWaitingForASlot: Int { limiter?.waiting ?? 0 }
 
     /// Returns once exactly `count` requests wait for a slot (at once if they do now):
-    /// what a test waits for instead of polling ``requestsWaitingForASlot``. Without a
-    /// limit no request ever waits: a count other than zero is waited for until the
-    /// calling task is cancelled.
+    /// what a test waits for instead of polling ``requestsWaitingForASlot``. A client
+    /// without a limit has no queue: it returns at once.
     package nonisolated func waitUntilRequestsWaitingForASlot(are count: Int) async {
-        guard let limiter else {
-            while count != 0, !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
-            return
-        }
-        await limiter.waitUntilWaiting(are: count)
+        await limiter?.waitUntilWaiting(are: count)
     }
 
     /// How many calls wait on shared (coalesced) exchanges in flight (for tests).

@@ -45,12 +45,8 @@ final class ConcurrencyLimiter: Sendable {
     /// Returns once exactly `count` requests wait for a slot: at once if they do now,
     /// else when a request beginning or ending its wait makes them so.
     func waitUntilWaiting(are count: Int) async {
-        await CountWatchers.wait(for: count) { watcher in
-            state.withLock { state in
-                if state.waiters.count == count { return true }
-                state.watchers.add(watcher, for: count)
-                return false
-            }
+        await CountWatchers.wait { watcher in
+            state.withLock { $0.watchers.register(watcher, for: count, now: $0.waiters.count) }
         }
     }
 

@@ -78,12 +78,8 @@ final class InFlightRequests: Sendable {
     /// Returns once exactly `count` requests are in flight: at once if they are now,
     /// else when a request beginning or ending makes them so.
     func waitUntilCount(is count: Int) async {
-        await CountWatchers.wait(for: count) { watcher in
-            state.withLock { state in
-                if state.cancellers.count == count { return true }
-                state.countWatchers.add(watcher, for: count)
-                return false
-            }
+        await CountWatchers.wait { watcher in
+            state.withLock { $0.countWatchers.register(watcher, for: count, now: $0.cancellers.count) }
         }
     }
 
