@@ -16,7 +16,7 @@ let package = Package(
         .library(name: "MomentsCurl", targets: ["MomentsCurl"]),
         .library(name: "MomentsPostgres", targets: ["MomentsPostgres"]),
         .library(name: "MomentsTesting", targets: ["MomentsTesting"]),
-        .executable(name: "moments", targets: ["MomentsCLI"]),
+        .executable(name: "moments", targets: ["MomentsLauncher"]),
         .executable(name: "MomentsBenchmarks", targets: ["MomentsBenchmarks"]),
     ],
     // The `moments` tool's optional back ends, on by default: a build without them
@@ -63,9 +63,27 @@ let package = Package(
             ]
         ),
         // Blocks SIGINT and SIGTERM from the executable's first instant (see its header);
-        // only the `moments` executable links it.
+        // only the command-line program links it.
         .target(name: "MomentsCStartup"),
         .executableTarget(name: "MomentsCLI", dependencies: ["MomentsCommandLine", "MomentsCStartup"]),
+        // The `moments` executable: a static launcher that blocks SIGINT and SIGTERM with
+        // its first instruction, before MomentsCLI's dynamic loader spends 10 to 30 ms
+        // mapping its libraries, then becomes MomentsCLI (see launcher.c). The plugin
+        // only makes building `moments` build MomentsCLI beside it.
+        .executableTarget(
+            name: "MomentsLauncher",
+            // Static, entered at `moments_launcher_entry`; linked by lld, since gold warns
+            // that the static C library's `dlopen` (which nothing here calls) needs a
+            // matching C library at run time.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-executable", "-use-ld=lld", "-Xlinker", "--entry=moments_launcher_entry"],
+                    .when(platforms: [.linux])
+                ),
+            ],
+            plugins: ["BuildsMomentsCLI"]
+        ),
+        .plugin(name: "BuildsMomentsCLI", capability: .buildTool(), dependencies: ["MomentsCLI"]),
         .target(name: "MomentsCurlBaseline", dependencies: ["MomentsCCurl"], path: "Benchmarks/CurlBaseline"),
         .executableTarget(
             name: "MomentsBenchmarks",
@@ -118,7 +136,7 @@ let package = Package(
 )
 
 // Strictness is turned on once, for every target that compiles Swift.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .swiftLanguageMode(.v6),
         .enableUpcomingFeature("ExistentialAny"),

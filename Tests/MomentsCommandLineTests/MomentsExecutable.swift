@@ -8,6 +8,11 @@ enum MomentsExecutable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("moments")
     }
 
+    /// The command-line program the `moments` launcher starts, built beside it.
+    static var programURL: URL {
+        url.deletingLastPathComponent().appendingPathComponent("MomentsCLI-tool")
+    }
+
     /// Runs `moments` with `arguments` in `directory` to its end; returns its status and
     /// output.
     static func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, out: String, err: String) {

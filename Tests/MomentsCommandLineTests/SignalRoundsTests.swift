@@ -6,16 +6,16 @@ import MomentsTestSupport
 import Testing
 
 /// `moments watch` and `moments demo` stopped by SIGINT or SIGTERM at seeded random
-/// moments, from the first instant their own code runs: each exits 0 (the graceful
-/// path: the fallback exits 130 or 143 after ``Interrupts/gracefulDeadline``), leaves
-/// no BFF or file behind, and leaves its store readable with what it had confirmed.
+/// moments, from the first instruction of the process: each exits 0 (the graceful path:
+/// the fallback exits 130 or 143 after ``Interrupts/gracefulDeadline``), leaves no BFF
+/// or file behind, and leaves its store readable with what it had confirmed.
 ///
 /// Each starts as a shell starts it, with no signal blocked. Its delay counts from the
-/// moment its own code runs: a preloaded library (``StartupProbe``), initialised just
-/// after the executable's `.preinit_array` has blocked SIGINT and SIGTERM, says so on
-/// standard error. Before that the dynamic loader is still mapping and relocating its
-/// libraries (about 15 ms here), and a signal then ends any process that links them,
-/// before any of its code could run. `StartupSignalTests` covers the instants just after.
+/// moment the launcher's first instruction has run, seen from outside: SIGINT and
+/// SIGTERM show as blocked in `/proc/<pid>/status`, or the process has already become
+/// the program. Half the rounds land in the first 30 ms, while the program's dynamic
+/// loader maps its libraries. (Before the first instruction, the kernel ends any
+/// process a signal reaches.)
 ///
 /// `MOMENTS_SIGNAL_SEED=S` replays one seed; the seed of every round is in its message.
 @Suite struct SignalRoundsTests {
@@ -24,19 +24,18 @@ import Testing
         defer { bff.stop() }
         let seed = ProcessInfo.processInfo.environment["MOMENTS_SIGNAL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         var generator = SeededGenerator(seed: seed)
-        let probeDirectory = try TemporaryDirectory()
-        defer { probeDirectory.remove() }
-        let probe = try await StartupProbe.build(in: probeDirectory.url)
         for round in 0..<10 {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let isDemo = Bool.random(using: &generator)
             let signal = Bool.random(using: &generator) ? SIGINT : SIGTERM
-            // From the first instant of its code to well after the first refresh.
-            let delay = Int.random(in: 0...(isDemo ? 250 : 400), using: &generator)
+            // From its first instruction: in the loader's window, or up to well after the
+            // first refresh.
+            let delay = Bool.random(using: &generator)
+                ? Int.random(in: 0...30, using: &generator)
+                : Int.random(in: 0...(isDemo ? 250 : 400), using: &generator)
             let process = Process()
             process.discardingCoverageProfile()
-            process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(probe.environment()) { $1 }
             process.executableURL = MomentsExecutable.url
             process.arguments = isDemo
                 ? ["demo", "--store", "sqlite:demo.sqlite"]
@@ -46,18 +45,17 @@ import Testing
             let errors = Pipe()
             process.standardError = errors
             try await process.runWithNoSignalBlocked()
-            // Until the process's own code runs (or it ended).
-            let started = await errors.fileHandleForReading.readThroughLine(StartupProbe.startedLine)
+            let pid = process.processIdentifier
             // The delay is the input of the round, not a wait for something: whenever the
             // signal lands, the outcome must be the same.
-            let pid = process.processIdentifier
             Thread {
+                Self.waitForTheFirstInstruction(of: pid)
                 usleep(UInt32(delay) * 1000)
                 kill(pid, signal)
             }.start()
             async let text = errors.fileHandleForReading.readToEndOffPool()
             let status = await process.exitStatus()
-            let said = String(decoding: started + (await text), as: UTF8.self)
+            let said = String(decoding: await text, as: UTF8.self)
             let name = "round \(round) (seed \(seed), replay: MOMENTS_SIGNAL_SEED=\(seed)): \(isDemo ? "demo" : "watch"), signal \(signal) after \(delay) ms"
 
             #expect(status == 0, "\(name): exit status \(status); stderr: \(said)")
@@ -71,6 +69,22 @@ import Testing
                 }
                 await persistence.close()
             }
+        }
+    }
+
+    /// Returns once the launcher `pid` has run its first instruction (SIGINT and SIGTERM
+    /// blocked), once it has become the program (its executable is another file), or
+    /// once it has ended (or is a zombie). It polls `/proc`, which reports each of these states.
+    private static func waitForTheFirstInstruction(of pid: Int32) {
+        let interrupts: UInt64 = 1 << (UInt64(SIGINT) - 1) | 1 << (UInt64(SIGTERM) - 1)
+        let launcher = MomentsExecutable.url.resolvingSymlinksInPath().path
+        while true {
+            guard let blocked = ProcessResources.status("SigBlk", of: String(pid)).flatMap({ UInt64($0, radix: 16) }),
+                  ProcessResources.status("State", of: String(pid))?.hasPrefix("Z") == false else { return }
+            if blocked & interrupts == interrupts { return }
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? launcher
+            if executable != launcher { return }
+            usleep(50)
         }
     }
 }

@@ -3,16 +3,17 @@ import MomentsSupport
 import MomentsTestSupport
 import Testing
 
-/// An interrupt that comes while `moments` starts, once the dynamic loader has mapped
-/// its libraries but before `main` has installed its handlers (while the libraries'
-/// initialisers run: the Swift runtime, Foundation, libcurl's TLS stacks), neither
-/// kills the process nor is lost: the executable blocks SIGINT and SIGTERM from its
-/// `.preinit_array`, and `main` handles what came meanwhile.
+/// An interrupt that comes while `moments` starts, before `main` has installed its
+/// handlers (while the dynamic loader maps the libraries, or while their initialisers
+/// run: the Swift runtime, Foundation, libcurl's TLS stacks), neither kills the process
+/// nor is lost: the launcher blocks SIGINT and SIGTERM with its first instruction, the
+/// program keeps them blocked from its `.preinit_array`, and `main` handles what came
+/// meanwhile.
 ///
-/// The signal is sent by the process to itself, from the initialiser of a library
-/// preloaded into it (`LD_PRELOAD`), so it lands in that window every time. That
-/// initialiser also writes a file, which shows it ran. The process starts as a shell
-/// starts it, with no signal blocked.
+/// The signal is sent by the process to itself, from a loader audit library
+/// (`LD_AUDIT`) or the initialiser of a library preloaded into it (`LD_PRELOAD`), so it
+/// lands in that window every time. Either also writes a file, which shows it ran. The
+/// process starts as a shell starts it, with no signal blocked.
 @Suite struct StartupSignalTests {
     @Test(arguments: [SIGINT, SIGTERM])
     func anInterruptWhileTheLibrariesInitialiseStopsWatchGracefully(signal: Int32) async throws {
@@ -31,6 +32,41 @@ import Testing
         #expect(status == 0, "watch stops gracefully and exits 0; exit status \(status), stderr: \(errors)")
     }
 
+    /// Earlier still: a signal sent while the dynamic loader maps and relocates the
+    /// program's libraries (from a loader audit library's first call, before any library
+    /// is loaded). The launcher blocked it before the loader began: `watch` stops
+    /// gracefully.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptWhileTheLoaderMapsTheLibrariesStopsWatchGracefully(signal: Int32) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let marker = directory.url.appendingPathComponent("signal-sent")
+        let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: signal, marker: marker)
+
+        let (status, _, errors) = try await Self.moments(
+            ["watch", "--user", "0", "--interval", "0.1", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())",
+             "--store", "sqlite:watch.sqlite"],
+            environment: audit, in: directory.url
+        )
+
+        #expect(FileManager.default.fileExists(atPath: marker.path), "the loader's audit library ran and sent the signal")
+        #expect(status == 0, "watch stops gracefully and exits 0; exit status \(status), stderr: \(errors)")
+    }
+
+    /// Why the launcher exists: started directly, the program is ended by that signal,
+    /// before any of its code runs (status: the signal's number).
+    @Test func withoutTheLauncherAnInterruptWhileTheLoaderRunsEndsTheProgram() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let marker = directory.url.appendingPathComponent("signal-sent")
+        let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: SIGINT, marker: marker)
+
+        let (status, _, errors) = try await Self.moments(["--version"], environment: audit, in: directory.url, executable: MomentsExecutable.programURL)
+
+        #expect(FileManager.default.fileExists(atPath: marker.path), "the loader's audit library ran and sent the signal")
+        #expect(status == SIGINT, "exit status \(status), stderr: \(errors)")
+    }
+
     @Test func anInterruptWhileTheLibrariesInitialiseEndsAnyOtherCommandWithItsStatus() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -44,11 +80,12 @@ import Testing
         #expect(status == 130, "exit status \(status), stderr: \(errors)")
     }
 
-    private static func moments(_ arguments: [String], environment extra: [String: String], in directory: URL) async throws -> (Int32, String, String) {
+    private static func moments(_ arguments: [String], environment extra: [String: String], in directory: URL,
+                                executable: URL = MomentsExecutable.url) async throws -> (Int32, String, String) {
         let process = Process()
         process.discardingCoverageProfile()
         process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
-        process.executableURL = MomentsExecutable.url
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
         return try await process.runCapturingOutput(startingAsAShellDoes: true)

@@ -39,23 +39,6 @@ extension Process {
 }
 
 extension FileHandle {
-    /// What it reads up to and including the first line that is `line`, or to the end
-    /// of file if none is; reads on a thread of its own.
-    public func readThroughLine(_ line: String) async -> Data {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let wanted = Data((line + "\n").utf8)
-                var read = Data()
-                while read.range(of: wanted) == nil {
-                    let chunk = self.availableData
-                    if chunk.isEmpty { break }
-                    read += chunk
-                }
-                continuation.resume(returning: read)
-            }.start()
-        }
-    }
-
     /// Everything until end of file; reads on a thread of its own.
     public func readToEndOffPool() async -> Data {
         await withCheckedContinuation { continuation in

@@ -1,0 +1,47 @@
+import Foundation
+import MomentsSupport
+import MomentsTestSupport
+import Testing
+
+/// The `moments` executable is a static launcher that blocks SIGINT and SIGTERM with its
+/// first instruction and then becomes the command-line program built beside it
+/// (`MomentsCLI-tool`), in the same process.
+@Suite struct LauncherTests {
+    /// The launcher names the signals it blocked in a variable the program's start-up
+    /// code removes: a program the command starts (the demo's BFF) does not inherit it.
+    @Test func theLaunchersVariableDoesNotReachTheProgramsEnvironment() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let probe = try await StartupProbe.build(in: directory.url)
+
+        let (status, _, errors) = try await Self.run(MomentsExecutable.url, ["--version"], environment: probe.environment(), in: directory.url)
+
+        #expect(status == 0, "exit status \(status), stderr: \(errors)")
+        #expect(errors.contains(StartupProbe.startedLine), "the preloaded initialiser ran: \(errors)")
+        #expect(!errors.contains(StartupProbe.inheritedLine), "the program's environment still names the launcher's signals")
+    }
+
+    /// Copied away from the program it starts, the launcher says what is missing and
+    /// exits 127, as a shell does for a missing command.
+    @Test func withoutItsProgramTheLauncherSaysWhatIsMissingAndExits127() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let lonely = directory.url.appendingPathComponent("moments")
+        try FileManager.default.copyItem(at: MomentsExecutable.url, to: lonely)
+
+        let (status, _, errors) = try await Self.run(lonely, ["--version"], environment: [:], in: directory.url)
+
+        #expect(status == 127, "exit status \(status), stderr: \(errors)")
+        #expect(errors.contains("cannot start MomentsCLI-tool beside \(directory.url.resolvingSymlinksInPath().path)/"), "stderr: \(errors)")
+    }
+
+    private static func run(_ executable: URL, _ arguments: [String], environment extra: [String: String], in directory: URL) async throws -> (Int32, String, String) {
+        let process = Process()
+        process.discardingCoverageProfile()
+        process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        return try await process.runCapturingOutput(startingAsAShellDoes: true)
+    }
+}
