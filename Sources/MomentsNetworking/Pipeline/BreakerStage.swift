@@ -5,7 +5,8 @@ import MomentsHTTP
 /// goes (after waiting for a slot, so callers queued behind a failing origin do not all
 /// reach it once its breaker has opened): an open breaker fails the request at once with
 /// `circuitOpen`, and its outcome (a failure status, a transport failure, or success) is
-/// charged to that origin alone. A success's latency feeds that origin's hedging delay.
+/// charged to that origin alone. A success's latency feeds that origin's hedging delay,
+/// and the attempts it counts in flight decide whether that origin admits a hedge.
 struct BreakerStage: CallStage {
     let clock: any MomentsClock
     let instruments: ClientInstruments
@@ -20,6 +21,8 @@ struct BreakerStage: CallStage {
         case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
         if origin !== call.origin { call.record.answered(from: origin) }
+        origin.attemptBegan()
+        defer { origin.attemptEnded() }
         let response: HTTPResponse
         do {
             response = try await next(request, call)

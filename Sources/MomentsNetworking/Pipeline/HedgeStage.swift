@@ -6,7 +6,8 @@ import MomentsHTTP
 /// call's origin (see ``HedgingPolicy``).
 ///
 /// The rules it keeps:
-/// - the hedge goes only if it can start before the attempt's deadline and the origin's
+/// - the hedge goes only if it can start before the attempt's deadline, the origin has
+///   fewer attempts in flight than ``HedgingPolicy/maximumAttemptsInFlight``, and its
 ///   retry budget has a retry to spend; it never joins a shared (coalesced) exchange;
 /// - the first good answer wins and the other attempt is cancelled; a failure (or a
 ///   status the breaker counts as failure) waits for the other attempt, if one runs;
@@ -51,7 +52,8 @@ struct HedgeStage: CallStage {
             while running > 0 {
                 switch await race.next() {
                 case .delayEnded:
-                    guard held == nil, !Task.isCancelled, clock.now < call.attemptDeadline, call.origin.withdrawRetry(now: clock.now) else { continue }
+                    guard held == nil, !Task.isCancelled, clock.now < call.attemptDeadline, call.origin.admitsHedge(),
+                          call.origin.withdrawRetry(now: clock.now) else { continue }
                     var hedge = call
                     hedge.coalesces = false
                     running += 1

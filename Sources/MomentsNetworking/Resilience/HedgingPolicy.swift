@@ -5,7 +5,7 @@
 /// never a mutation), gets one more attempt if its first has not answered after
 /// ``delay``: the first good answer wins and the other attempt is cancelled. Each hedged
 /// attempt draws on the ``RetryBudget``, so hedging never adds more than the budget
-/// allows.
+/// allows. No hedge goes while the origin is busy (``maximumAttemptsInFlight``).
 ///
 /// For example:
 /// ```swift
@@ -27,9 +27,21 @@ public struct HedgingPolicy: Sendable, Hashable {
     /// latency, and at least 10 ms.
     public var delay: Delay
 
-    /// A policy; the default is stated on its property.
-    public init(delay: Delay = .percentile(0.95, minimum: .milliseconds(10))) {
+    /// How many attempts the client may have in flight to the origin (of every request,
+    /// the slow one included) for a hedge to go; `nil`: any number. The default is 6,
+    /// `URLSessionTransport`'s connections per host (set it to your transport's).
+    ///
+    /// With that many in flight, a slow answer is more likely the transport's own queue
+    /// or a loaded server than one stalled server: a second copy waits behind the others
+    /// and adds to the load that made the first slow. When the delay ends with the
+    /// origin that busy, the call waits for its attempt and spends nothing from the
+    /// budget.
+    public var maximumAttemptsInFlight: Int?
+
+    /// A policy; the defaults are stated on its properties.
+    public init(delay: Delay = .percentile(0.95, minimum: .milliseconds(10)), maximumAttemptsInFlight: Int? = 6) {
         self.delay = delay
+        self.maximumAttemptsInFlight = maximumAttemptsInFlight
     }
 }
 

@@ -13,6 +13,8 @@ final class OriginGuard: Sendable {
         var breaker: CircuitBreakerState?
         var budget: RetryBudgetState?
         var latency = LatencyTracker()
+        /// Attempts sent to the origin and not ended, counted only where hedging is on.
+        var attemptsInFlight = 0
     }
 
     private let state: PThreadMutex<State>
@@ -51,6 +53,29 @@ final class OriginGuard: Sendable {
     /// Takes one retry (or hedge) from the budget; `true` without a budget.
     func withdrawRetry(now: ContinuousClock.Instant) -> Bool {
         state.withLock { $0.budget?.withdraw(now: now) } ?? true
+    }
+
+    /// An attempt to the origin is about to be sent; pair with ``attemptEnded()``.
+    /// Counted only for hedging (``HedgingPolicy/maximumAttemptsInFlight``).
+    func attemptBegan() {
+        guard hedging?.maximumAttemptsInFlight != nil else { return }
+        state.withLock { $0.attemptsInFlight += 1 }
+    }
+
+    /// An attempt counted by ``attemptBegan()`` ended.
+    func attemptEnded() {
+        guard hedging?.maximumAttemptsInFlight != nil else { return }
+        state.withLock { $0.attemptsInFlight -= 1 }
+    }
+
+    /// The attempts counted in flight (0 where hedging does not count them).
+    var attemptsInFlight: Int { state.withLock { $0.attemptsInFlight } }
+
+    /// Whether the origin is quiet enough for a hedge: fewer attempts in flight than
+    /// ``HedgingPolicy/maximumAttemptsInFlight``.
+    func admitsHedge() -> Bool {
+        guard let limit = hedging?.maximumAttemptsInFlight else { return true }
+        return state.withLock { $0.attemptsInFlight } < limit
     }
 
     /// Notes a successful attempt's latency.

@@ -31,6 +31,40 @@ import MomentsHTTP
         #expect(clock.pendingWakeUps == 0, "the slow attempt was cancelled, the delay spent")
     }
 
+    /// No hedge goes while the origin has ``HedgingPolicy/maximumAttemptsInFlight``
+    /// attempts in flight, the slow one included: the delay ends and the call waits for
+    /// its own attempt. With one fewer in flight, the same slow attempt is hedged. Every
+    /// attempt the breaker stage counted is counted out when the call returns.
+    @Test(arguments: [true, false])
+    func aHedgeGoesOnlyWhileTheOriginIsNotBusy(busy: Bool) async throws {
+        let clock = clock
+        let origin = StageHarness.origin(clock: clock, hedging: HedgingPolicy(delay: .fixed(.milliseconds(50)), maximumAttemptsInFlight: 3))
+        // Other requests' attempts: with the slow one, 3 in flight (the limit), or 2.
+        let others = busy ? 2 : 1
+        for _ in 0..<others { origin.attemptBegan() }
+        let next = StubNext { arrival, _, _ in
+            if arrival == 1 { try await clock.sleep(for: .seconds(1)) }
+            return HTTPResponse(statusCode: 200, body: Data("attempt \(arrival)".utf8))
+        }
+        let origins = OriginGuards(baseURL: StageHarness.url) { origin }
+        let pipeline = CallPipeline([
+            HedgeStage(clock: clock, failureStatuses: [503]),
+            BreakerStage(clock: clock, instruments: StageHarness.instruments(), origins: origins),
+            next,
+        ])
+        async let answer = pipeline.send(StageHarness.request(), StageHarness.call(clock: clock, hedges: true, origin: origin))
+        await clock.waitForWakeUps(2)  // the first attempt's answer, and the hedging delay
+        #expect(origin.attemptsInFlight == others + 1)
+        clock.advance(by: .milliseconds(50))
+        // The delay's end reaches the call before the first attempt's answer (the race
+        // hands them over in order), so the hedge is decided before that answer.
+        if busy { clock.advance(by: .seconds(1)) }
+
+        #expect(String(decoding: try await answer.body, as: UTF8.self) == (busy ? "attempt 1" : "attempt 2"))
+        #expect(next.arrivals == (busy ? 1 : 2))
+        #expect(origin.attemptsInFlight == others)
+    }
+
     /// A request that is not repeatable, or whose call does not hedge, goes once.
     @Test func onlyRepeatableHedgedCallsAreHedged() async throws {
         for (repeatable, hedges) in [(false, true), (true, false)] {

@@ -160,6 +160,37 @@ import MomentsHTTP
         #expect(plain.calls == 1, "a request that does not hedge is sent once")
     }
 
+    /// Reads stalled while their origin is busy are not hedged: with 8 in flight, more
+    /// than ``HedgingPolicy/maximumAttemptsInFlight`` (6 by default), the hedging delay
+    /// ends and no second copy goes; without the limit, each is sent twice. Time moves
+    /// only when the test moves it.
+    @Test(arguments: [HedgingPolicy().maximumAttemptsInFlight, nil])
+    func readsStalledWhileTheOriginIsBusyAreNotHedged(limit: Int?) async throws {
+        let clock = ManualClock()
+        let released = Latch()
+        let transport = ScriptedTransport { call, _ in
+            if call <= 8 { await released.wait() }
+            return ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#)
+        }
+        let client = testClient(transport) {
+            $0.clock = clock
+            $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(20)), maximumAttemptsInFlight: limit)
+            $0.retryBudget = nil
+            $0.coalescesRequests = false
+        }
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await client.send(HedgedQuery()).name } }
+            await transport.waitForCalls(8)
+            await clock.waitForWakeUps(8)  // each call's hedging delay
+            // Each call takes the delay's end before its attempt's answer (its race hands
+            // them over in order): every hedge is decided before the gate opens.
+            clock.advance(by: .milliseconds(20))
+            released.open()
+            for try await name in group { #expect(name == "Ada") }
+        }
+        #expect(transport.calls == (limit == nil ? 16 : 8))
+    }
+
     /// Beyond the concurrency limit and its queue, a request fails at once with
     /// `overloaded` instead of waiting.
     @Test func requestsBeyondTheQueueAreShedAtOnce() async throws {
