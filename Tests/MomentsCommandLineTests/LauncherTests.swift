@@ -14,7 +14,7 @@ import Testing
         defer { directory.remove() }
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await Self.run(MomentsExecutable.url, ["--version"], environment: probe.environment(), in: directory.url)
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: probe.environment(), in: directory.url)
 
         #expect(status == 0, "exit status \(status), stderr: \(errors)")
         #expect(errors.contains(StartupProbe.startedLine), "the preloaded initialiser ran: \(errors)")
@@ -29,19 +29,9 @@ import Testing
         let lonely = directory.url.appendingPathComponent("moments")
         try FileManager.default.copyItem(at: MomentsExecutable.url, to: lonely)
 
-        let (status, _, errors) = try await Self.run(lonely, ["--version"], environment: [:], in: directory.url)
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: [:], in: directory.url, executable: lonely)
 
         #expect(status == 127, "exit status \(status), stderr: \(errors)")
         #expect(errors.contains("cannot start MomentsCLI-tool beside \(directory.url.resolvingSymlinksInPath().path)/"), "stderr: \(errors)")
-    }
-
-    private static func run(_ executable: URL, _ arguments: [String], environment extra: [String: String], in directory: URL) async throws -> (Int32, String, String) {
-        let process = Process()
-        process.discardingCoverageProfile()
-        process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        return try await process.runCapturingOutput(startingAsAShellDoes: true)
     }
 }

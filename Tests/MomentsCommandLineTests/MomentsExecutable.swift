@@ -24,6 +24,20 @@ enum MomentsExecutable {
         return try await process.runCapturingOutput()
     }
 
+    /// Runs `executable` (`moments` unless given) with `arguments` in `directory` to its
+    /// end, started as a shell starts it (no signal blocked), with `extra` added to the
+    /// environment; returns its status and output.
+    static func runAsAShellDoes(_ arguments: [String], environment extra: [String: String], in directory: URL,
+                                executable: URL = url) async throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.discardingCoverageProfile()
+        process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        return try await process.runCapturingOutput(startingAsAShellDoes: true)
+    }
+
     /// Starts `moments` with `arguments` in `directory`; its standard output arrives as
     /// lines, its standard error is discarded.
     static func start(_ arguments: [String], in directory: URL) throws -> (process: Process, lines: AsyncStream<String>) {

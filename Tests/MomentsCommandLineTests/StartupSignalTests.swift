@@ -22,7 +22,7 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await Self.moments(
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(
             ["watch", "--user", "0", "--interval", "0.1", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())",
              "--store", "sqlite:watch.sqlite"],
             environment: probe.environment(signal: signal, marker: marker), in: directory.url
@@ -43,7 +43,7 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: signal, marker: marker)
 
-        let (status, _, errors) = try await Self.moments(
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(
             ["watch", "--user", "0", "--interval", "0.1", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())",
              "--store", "sqlite:watch.sqlite"],
             environment: audit, in: directory.url
@@ -61,7 +61,7 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: SIGINT, marker: marker)
 
-        let (status, _, errors) = try await Self.moments(["--version"], environment: audit, in: directory.url, executable: MomentsExecutable.programURL)
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: audit, in: directory.url, executable: MomentsExecutable.programURL)
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the loader's audit library ran and sent the signal")
         #expect(status == SIGINT, "exit status \(status), stderr: \(errors)")
@@ -73,21 +73,10 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await Self.moments(["--version"], environment: probe.environment(signal: SIGINT, marker: marker), in: directory.url)
+        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: probe.environment(signal: SIGINT, marker: marker), in: directory.url)
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the preloaded initialiser ran and sent the signal")
         // Killed by the signal, the status would be the signal's number (2) instead.
         #expect(status == 130, "exit status \(status), stderr: \(errors)")
-    }
-
-    private static func moments(_ arguments: [String], environment extra: [String: String], in directory: URL,
-                                executable: URL = MomentsExecutable.url) async throws -> (Int32, String, String) {
-        let process = Process()
-        process.discardingCoverageProfile()
-        process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        return try await process.runCapturingOutput(startingAsAShellDoes: true)
     }
 }
