@@ -118,11 +118,18 @@ static void note_what_the_entry_blocked(void) {
 
 /// The environment to start MomentsCLI with: `envp` without any inherited
 /// BLOCKED_VARIABLE, plus BLOCKED_VARIABLE naming what this program blocked (if it did).
+/// Out of memory, `envp` as it is, with the block given up.
 static char **environment_for_program(char **envp) {
     size_t count = 0;
     while (envp[count] != NULL) count += 1;
     char **result = calloc(count + 2, sizeof(char *));
-    if (result == NULL) return envp;
+    if (result == NULL) {
+        // Without the variable the program would never unblock them: give up the early
+        // block rather than leave the signals blocked for good.
+        sigprocmask(SIG_UNBLOCK, &blocked_here, NULL);
+        sigemptyset(&blocked_here);
+        return envp;
+    }
     size_t kept = 0;
     const size_t prefix = strlen(BLOCKED_VARIABLE "=");
     for (size_t index = 0; index < count; index += 1) {
