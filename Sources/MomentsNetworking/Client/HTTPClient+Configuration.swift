@@ -68,8 +68,9 @@ extension HTTPClient {
         /// open when half of at least 10 calls in 10 seconds failed, probe after 2 seconds.
         public var circuitBreaker: CircuitBreakerPolicy? = CircuitBreakerPolicy()
         /// When a slow read whose ``RequestOptions/hedges`` is true is sent a second time; `nil`
-        /// never hedges. The default is ``HedgingPolicy/init(delay:)``: after the 95th
-        /// percentile of recent latency.
+        /// never hedges. The default is ``HedgingPolicy/init(delay:maximumAttemptsInFlight:)``:
+        /// after the 95th percentile of recent latency, while fewer than 6 attempts are in
+        /// flight to the origin.
         public var hedging: HedgingPolicy? = HedgingPolicy()
         /// The most exchanges in flight at once; `nil` for no limit. When reached,
         /// higher-priority requests go first. The default is 256.
