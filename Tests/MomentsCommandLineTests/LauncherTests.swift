@@ -14,7 +14,7 @@ import Testing
         defer { directory.remove() }
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: probe.environment(), in: directory.url)
+        let (status, _, errors) = try await MomentsExecutable.run(["--version"], in: directory.url, environment: probe.environment(), startingAsAShellDoes: true)
 
         #expect(status == 0, "exit status \(status), stderr: \(errors)")
         #expect(errors.contains(StartupProbe.startedLine), "the preloaded initialiser ran: \(errors)")
@@ -29,7 +29,7 @@ import Testing
         let lonely = directory.url.appendingPathComponent("moments")
         try FileManager.default.copyItem(at: MomentsExecutable.url, to: lonely)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: [:], in: directory.url, executable: lonely)
+        let (status, _, errors) = try await MomentsExecutable.run(["--version"], in: directory.url, executable: lonely, startingAsAShellDoes: true)
 
         #expect(status == 127, "exit status \(status), stderr: \(errors)")
         #expect(errors.contains("cannot start MomentsCLI-tool beside \(directory.url.resolvingSymlinksInPath().path)/"), "stderr: \(errors)")

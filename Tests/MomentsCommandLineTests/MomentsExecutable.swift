@@ -13,29 +13,18 @@ enum MomentsExecutable {
         url.deletingLastPathComponent().appendingPathComponent("MomentsCLI-tool")
     }
 
-    /// Runs `moments` with `arguments` in `directory` to its end; returns its status and
-    /// output.
-    static func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.discardingCoverageProfile()
-        process.executableURL = url
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        return try await process.runCapturingOutput()
-    }
-
     /// Runs `executable` (`moments` unless given) with `arguments` in `directory` to its
-    /// end, started as a shell starts it (no signal blocked), with `extra` added to the
-    /// environment; returns its status and output.
-    static func runAsAShellDoes(_ arguments: [String], environment extra: [String: String], in directory: URL,
-                                executable: URL = url) async throws -> (status: Int32, out: String, err: String) {
+    /// end, with `extra` added to the environment; returns its status and output. With
+    /// `startingAsAShellDoes`, it starts with no signal blocked.
+    static func run(_ arguments: [String], in directory: URL, environment extra: [String: String] = [:],
+                    executable: URL = url, startingAsAShellDoes: Bool = false) async throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.discardingCoverageProfile()
         process.environment = (process.environment ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        return try await process.runCapturingOutput(startingAsAShellDoes: true)
+        return try await process.runCapturingOutput(startingAsAShellDoes: startingAsAShellDoes)
     }
 
     /// Starts `moments` with `arguments` in `directory`; its standard output arrives as

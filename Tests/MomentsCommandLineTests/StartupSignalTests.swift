@@ -22,10 +22,10 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(
+        let (status, _, errors) = try await MomentsExecutable.run(
             ["watch", "--user", "0", "--interval", "0.1", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())",
              "--store", "sqlite:watch.sqlite"],
-            environment: probe.environment(signal: signal, marker: marker), in: directory.url
+            in: directory.url, environment: probe.environment(signal: signal, marker: marker), startingAsAShellDoes: true
         )
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the preloaded initialiser ran and sent the signal")
@@ -43,10 +43,10 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: signal, marker: marker)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(
+        let (status, _, errors) = try await MomentsExecutable.run(
             ["watch", "--user", "0", "--interval", "0.1", "--base-url", "http://127.0.0.1:\(refusedLoopbackPort())",
              "--store", "sqlite:watch.sqlite"],
-            environment: audit, in: directory.url
+            in: directory.url, environment: audit, startingAsAShellDoes: true
         )
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the loader's audit library ran and sent the signal")
@@ -61,7 +61,7 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let audit = try await StartupProbe.buildLoaderAudit(in: directory.url, signal: SIGINT, marker: marker)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: audit, in: directory.url, executable: MomentsExecutable.programURL)
+        let (status, _, errors) = try await MomentsExecutable.run(["--version"], in: directory.url, environment: audit, executable: MomentsExecutable.programURL, startingAsAShellDoes: true)
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the loader's audit library ran and sent the signal")
         #expect(status == SIGINT, "exit status \(status), stderr: \(errors)")
@@ -73,7 +73,7 @@ import Testing
         let marker = directory.url.appendingPathComponent("signal-sent")
         let probe = try await StartupProbe.build(in: directory.url)
 
-        let (status, _, errors) = try await MomentsExecutable.runAsAShellDoes(["--version"], environment: probe.environment(signal: SIGINT, marker: marker), in: directory.url)
+        let (status, _, errors) = try await MomentsExecutable.run(["--version"], in: directory.url, environment: probe.environment(signal: SIGINT, marker: marker), startingAsAShellDoes: true)
 
         #expect(FileManager.default.fileExists(atPath: marker.path), "the preloaded initialiser ran and sent the signal")
         // Killed by the signal, the status would be the signal's number (2) instead.

@@ -20,9 +20,8 @@ struct BreakerStage: CallStage {
         case .allowed(let probe): isProbe = probe
         case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
-        if origin !== call.origin { call.record.answered(from: origin) }
-        origin.attemptBegan()
         defer { origin.attemptEnded() }
+        if origin !== call.origin { call.record.answered(from: origin) }
         let response: HTTPResponse
         do {
             response = try await next(request, call)

@@ -32,9 +32,15 @@ final class OriginGuard: Sendable {
         state.withLock { $0.budget?.deposit() }
     }
 
-    /// Whether an attempt may go now; `nil` admits it as an ordinary attempt.
+    /// Whether an attempt may go now; `nil` admits it as an ordinary attempt. An admitted
+    /// attempt is counted in flight (for hedging, under the same lock) until
+    /// ``attemptEnded()``.
     func admit(now: ContinuousClock.Instant) -> CircuitBreakerState.Admission {
-        state.withLock { $0.breaker?.admit(now: now) } ?? .allowed(isProbe: false)
+        state.withLock { state in
+            let admission = state.breaker?.admit(now: now) ?? .allowed(isProbe: false)
+            if countsAttempts, case .allowed = admission { state.attemptsInFlight += 1 }
+            return admission
+        }
     }
 
     /// What ``admit(now:)`` would decide at `now`, without taking a probe's place.
@@ -55,18 +61,15 @@ final class OriginGuard: Sendable {
         state.withLock { $0.budget?.withdraw(now: now) } ?? true
     }
 
-    /// An attempt to the origin is about to be sent; pair with ``attemptEnded()``.
-    /// Counted only for hedging (``HedgingPolicy/maximumAttemptsInFlight``).
-    func attemptBegan() {
-        guard hedging?.maximumAttemptsInFlight != nil else { return }
-        state.withLock { $0.attemptsInFlight += 1 }
-    }
-
-    /// An attempt counted by ``attemptBegan()`` ended.
+    /// An attempt ``admit(now:)`` let go ended.
     func attemptEnded() {
-        guard hedging?.maximumAttemptsInFlight != nil else { return }
+        guard countsAttempts else { return }
         state.withLock { $0.attemptsInFlight -= 1 }
     }
+
+    /// Whether attempts are counted in flight: only for hedging's
+    /// ``HedgingPolicy/maximumAttemptsInFlight``.
+    private var countsAttempts: Bool { hedging?.maximumAttemptsInFlight != nil }
 
     /// The attempts counted in flight (0 where hedging does not count them).
     var attemptsInFlight: Int { state.withLock { $0.attemptsInFlight } }

@@ -41,7 +41,7 @@ import MomentsHTTP
         let origin = StageHarness.origin(clock: clock, hedging: HedgingPolicy(delay: .fixed(.milliseconds(50)), maximumAttemptsInFlight: 3))
         // Other requests' attempts: with the slow one, 3 in flight (the limit), or 2.
         let others = busy ? 2 : 1
-        for _ in 0..<others { origin.attemptBegan() }
+        for _ in 0..<others { _ = origin.admit(now: clock.now) }
         let next = StubNext { arrival, _, _ in
             if arrival == 1 { try await clock.sleep(for: .seconds(1)) }
             return HTTPResponse(statusCode: 200, body: Data("attempt \(arrival)".utf8))
