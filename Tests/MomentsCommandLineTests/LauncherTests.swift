@@ -27,7 +27,14 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let lonely = directory.url.appendingPathComponent("moments")
-        try FileManager.default.copyItem(at: MomentsExecutable.url, to: lonely)
+        // Copied by `cp`, in a process of its own: a copy this process wrote could still be
+        // open for writing in a child another test is starting at that instant (inherited
+        // across its fork), and starting the copy would fail with "Text file busy".
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = [MomentsExecutable.url.path, lonely.path]
+        let copied = try await copy.runCapturingOutput()
+        try #require(copied.status == 0, "cp: \(copied.err)")
 
         let (status, _, errors) = try await MomentsExecutable.run(["--version"], in: directory.url, executable: lonely, startingAsAShellDoes: true)
 
