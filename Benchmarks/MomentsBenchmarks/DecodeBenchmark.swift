@@ -34,4 +34,27 @@ enum DecodeBenchmark {
         )
         return [Harness.row("decode 1,000-moment timeline (\(body.count / 1024) KiB)", unit: "MB/s", pair, target: 0.95)]
     }
+
+    /// The fast reader alone on the 1,000-moment answer for `seconds`, for a profiler to
+    /// watch; reports its rate.
+    static func profile(seconds: Int) -> [Row] {
+        let body = BenchmarkData.envelope(BenchmarkData.timeline(moments: 1_000))
+        if let count = ProcessInfo.processInfo.environment["DECODES"].flatMap(Int.init) {
+            // A fixed number of decodes, for counters read from outside (`valgrind`).
+            var moments = 0
+            for _ in 0..<count { moments += TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID")?.moments.count ?? 0 }
+            return [Row(name: "profile: fast reader, \(count) decodes of 1,000 moments (\(moments) read)", unit: "decodes", sdk: Double(count))]
+        }
+        let end = ContinuousClock.now + .seconds(seconds)
+        var decodes = 0
+        var moments = 0
+        let start = ContinuousClock.now
+        while ContinuousClock.now < end {
+            for _ in 0..<10 { moments += TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID")?.moments.count ?? 0 }
+            decodes += 10
+        }
+        let elapsed = (ContinuousClock.now - start) / .seconds(1)
+        let megabytes = Double(body.count) * Double(decodes) / 1_048_576
+        return [Row(name: "profile: fast reader, 1,000 moments (\(moments / max(decodes, 1)) read)", unit: "MB/s", sdk: megabytes / elapsed)]
+    }
 }

@@ -81,6 +81,9 @@ for kind in ["json", "sqlite"] where only?.contains("hostile-\(kind)") == true {
 }
 if only?.contains("storeprofile") == true { await attempt("storeprofile") { await StoreBenchmark.profile(seconds: Int(ProcessInfo.processInfo.environment["PROFILE_SECONDS"] ?? "") ?? 8) } }
 if only?.contains("fanoutprofile") == true { await attempt("fanoutprofile") { await FanOutBenchmark.profile(changes: 200_000) } }
+if only?.contains("decodeprofile") == true {
+    await attempt("decodeprofile") { DecodeBenchmark.profile(seconds: Int(ProcessInfo.processInfo.environment["PROFILE_SECONDS"] ?? "") ?? 8) }
+}
 if only?.contains("breakdown") == true { await attempt("breakdown") { try await HTTPBreakdown.run() } }
 await attempt("cache") { try await CacheBenchmark.run() }
 await attempt("store") { await StoreBenchmark.run() }

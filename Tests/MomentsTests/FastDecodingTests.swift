@@ -56,6 +56,21 @@ import MomentsBFF
         #expect(fast(text) == nil)
     }
 
+    /// The type is matched on its bytes: each way of writing a known type reads as
+    /// `JSONDecoder` reads it, and anything near it but not it is left to `JSONDecoder`.
+    @Test(arguments: [
+        (#""URL""#, Moment.MomentType.url), (#""PHOTOS""#, .photos), (#""U\u0052L""#, .url), (#""PHOTO\u0053""#, .photos),
+        (#" "URL" "#, .url), (#""url""#, nil), (#""URLS""#, nil), (#""UR""#, nil), (#""PHOTOS ""#, nil), (#""""#, nil),
+        (#""\u0055RL\n""#, nil), (#"null"#, nil), (#"1"#, nil),
+    ] as [(String, Moment.MomentType?)])
+    func theTypeIsReadFromItsBytesAsJSONDecoderReadsIt(type: String, expected: Moment.MomentType?) {
+        let text = #"{"data":{"getMomentsDetailsByUserID":{"userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[{"id":"m","userDetails":{"id":"1","name":"n","avatar":"a"},"type":"#
+            + type + #","photos":[],"createdDate":"1"}]}}}"#
+        let read = fast(text)
+        #expect(read?.moments.first?.type == expected)
+        #expect(read == standard(Data(text.utf8)))
+    }
+
     @Test func deepNestingIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let text = #"{"data":{"getMomentsDetailsByUserID":{"extra":"# + deep + #","userDetails":{"id":"0","name":"n","avatar":"a","backgroundImage":"b"},"moments":[]}}}"#

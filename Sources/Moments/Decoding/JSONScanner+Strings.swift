@@ -88,14 +88,31 @@ extension JSONScanner {
     private mutating func readEscapedString(from start: Int, firstEscape: Int, nonASCII: Bool) throws(Unreadable) -> String {
         var nonASCII = nonASCII
         scratch.removeAll()
-        scratch.append(UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
+        scratch.append(start..<firstEscape, of: bytes)
         var cursor = firstEscape
         while true {
             // `bytes[cursor]` is a backslash.
-            if try appendEscape(at: &cursor) { nonASCII = true }
+            guard cursor + 1 < bytes.count else { throw Unreadable() }
+            let escape = bytes[cursor + 1]
+            cursor += 2
+            switch escape {
+            case Self.quote, Self.backslash, UInt8(ascii: "/"): scratch.append(escape)
+            case UInt8(ascii: "b"): scratch.append(0x08)
+            case UInt8(ascii: "f"): scratch.append(0x0C)
+            case UInt8(ascii: "n"): scratch.append(0x0A)
+            case UInt8(ascii: "r"): scratch.append(0x0D)
+            case UInt8(ascii: "t"): scratch.append(0x09)
+            case UInt8(ascii: "u"):
+                let scalar = try unicodeEscape(at: &cursor)
+                guard let encoded = UTF8.encode(scalar) else { throw Unreadable() }
+                for unit in encoded { scratch.append(unit) }
+                if scalar.value >= 0x80 { nonASCII = true }
+            default:
+                throw Unreadable()
+            }
             let stop = Self.firstSpecialByte(in: bytes, from: cursor, nonASCII: &nonASCII)
             guard stop < bytes.count else { throw Unreadable() }
-            scratch.append(UnsafeBufferPointer(rebasing: bytes[cursor..<stop]))
+            scratch.append(cursor..<stop, of: bytes)
             cursor = stop
             if bytes[stop] == Self.quote { break }
             guard bytes[stop] == Self.backslash else { throw Unreadable() }
@@ -125,35 +142,19 @@ extension JSONScanner {
         return string
     }
 
-    /// Decodes the escape at `cursor` (a backslash) into the scratch buffer and moves past
-    /// it; returns whether it wrote bytes outside ASCII.
-    private mutating func appendEscape(at cursor: inout Int) throws(Unreadable) -> Bool {
-        guard cursor + 1 < bytes.count else { throw Unreadable() }
-        let escape = bytes[cursor + 1]
-        cursor += 2
-        switch escape {
-        case Self.quote, Self.backslash, UInt8(ascii: "/"): scratch.append(escape)
-        case UInt8(ascii: "b"): scratch.append(0x08)
-        case UInt8(ascii: "f"): scratch.append(0x0C)
-        case UInt8(ascii: "n"): scratch.append(0x0A)
-        case UInt8(ascii: "r"): scratch.append(0x0D)
-        case UInt8(ascii: "t"): scratch.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = try hex4(at: &cursor)
-            if (0xD800..<0xDC00).contains(scalar) {
-                guard cursor + 1 < bytes.count, bytes[cursor] == Self.backslash, bytes[cursor + 1] == UInt8(ascii: "u") else { throw Unreadable() }
-                cursor += 2
-                let low = try hex4(at: &cursor)
-                guard (0xDC00..<0xE000).contains(low) else { throw Unreadable() }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            }
-            guard let unicode = Unicode.Scalar(scalar), let encoded = UTF8.encode(unicode) else { throw Unreadable() }
-            for unit in encoded { scratch.append(unit) }
-            return scalar >= 0x80
-        default:
-            throw Unreadable()
+    /// The scalar of the `\u` escape whose digits start at `cursor` (a high surrogate
+    /// and the `\u` escape of its low one, together); moves past it.
+    private func unicodeEscape(at cursor: inout Int) throws(Unreadable) -> Unicode.Scalar {
+        var scalar = try hex4(at: &cursor)
+        if (0xD800..<0xDC00).contains(scalar) {
+            guard cursor + 1 < bytes.count, bytes[cursor] == Self.backslash, bytes[cursor + 1] == UInt8(ascii: "u") else { throw Unreadable() }
+            cursor += 2
+            let low = try hex4(at: &cursor)
+            guard (0xDC00..<0xE000).contains(low) else { throw Unreadable() }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
         }
-        return false
+        guard let unicode = Unicode.Scalar(scalar) else { throw Unreadable() }
+        return unicode
     }
 
     /// The four hexadecimal digits at `cursor` (moved past them).

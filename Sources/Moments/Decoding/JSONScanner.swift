@@ -124,7 +124,10 @@ struct JSONScanner: ~Copyable {
     mutating func readStringArray() throws(Unreadable) -> [String] {
         try beginArray()
         var strings: [String] = []
-        while try nextElement() { strings.append(try readString()) }
+        guard try nextElement() else { return strings }
+        // Room for a few at once: a short list is then one allocation, not one per size.
+        strings.reserveCapacity(4)
+        repeat { strings.append(try readString()) } while try nextElement()
         return strings
     }
 
@@ -153,7 +156,15 @@ struct JSONScanner: ~Copyable {
 
     // MARK: Helpers
 
+    /// Skips whitespace. Inlined: it runs before every token, and an answer written
+    /// without whitespace makes it one comparison.
+    @inline(__always)
     mutating func skipWhitespace() {
+        guard index < bytes.count, bytes[index] <= 0x20 else { return }
+        skipWhitespaceRun()
+    }
+
+    private mutating func skipWhitespaceRun() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1

@@ -137,10 +137,7 @@ package enum TimelineFastDecoding {
         while let key = try scanner.nextKey() {
             if key.spells("id") { try set(&id, scanner.readString()) }
             else if key.spells("userDetails") { try set(&author, momentUser(&scanner)) }
-            else if key.spells("type") {
-                guard let value = Moment.MomentType(rawValue: try scanner.readString()) else { throw Unreadable() }
-                try set(&type, value)
-            }
+            else if key.spells("type") { try set(&type, momentType(&scanner)) }
             else if key.spells("title") { try setOptional(&title, scanner.readNull() ? nil : scanner.readString()) }
             else if key.spells("url") { try setOptional(&url, scanner.readNull() ? nil : scanner.readString()) }
             else if key.spells("photos") { try set(&photos, scanner.readStringArray()) }
@@ -152,6 +149,22 @@ package enum TimelineFastDecoding {
         guard let id, let author, let type, let photos, let created else { throw Unreadable() }
         return Moment(id: id, userDetails: author, type: type, title: title ?? nil, url: url ?? nil, photos: photos,
                       createdDate: created, isLiked: isLiked ?? nil, likes: likes ?? nil)
+    }
+
+    /// A moment's type, matched on its bytes (a `String` is made only for a value that
+    /// is neither of the two the BFF sends).
+    private static func momentType(_ scanner: inout JSONScanner) throws(Unreadable) -> Moment.MomentType {
+        scanner.skipWhitespace()
+        let span = try scanner.scanString()
+        guard !span.hasEscapes else {
+            guard let type = Moment.MomentType(rawValue: try scanner.readString()) else { throw Unreadable() }
+            return type
+        }
+        let raw = UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end])
+        if raw.spells("URL") { return .url }
+        if raw.spells("PHOTOS") { return .photos }
+        guard let type = Moment.MomentType(rawValue: String(decoding: raw, as: UTF8.self)) else { throw Unreadable() }
+        return type
     }
 
     private static func momentUser(_ scanner: inout JSONScanner) throws(Unreadable) -> Moment.MomentUserDetails {
@@ -170,7 +183,10 @@ package enum TimelineFastDecoding {
     private static func likedUsers(_ scanner: inout JSONScanner) throws(Unreadable) -> [Moment.LikedUser] {
         var users: [Moment.LikedUser] = []
         try scanner.beginArray()
-        while try scanner.nextElement() {
+        guard try scanner.nextElement() else { return users }
+        // Room for a few at once: a short list is then one allocation, not one per size.
+        users.reserveCapacity(4)
+        repeat {
             var id: String?, avatar: String?
             try scanner.beginObject()
             while let key = try scanner.nextKey() {
@@ -180,7 +196,7 @@ package enum TimelineFastDecoding {
             }
             guard let id, let avatar else { throw Unreadable() }
             users.append(Moment.LikedUser(id: id, avatar: avatar))
-        }
+        } while try scanner.nextElement()
         return users
     }
 
