@@ -122,13 +122,18 @@ struct JSONScanner: ~Copyable {
     }
 
     mutating func readStringArray() throws(Unreadable) -> [String] {
+        try readArray { scanner throws(Unreadable) in try scanner.readString() }
+    }
+
+    /// An array, each element read by `element`. A non-empty array starts with room for
+    /// a few elements: a short list is then one allocation, not one per size.
+    mutating func readArray<Element>(_ element: (inout JSONScanner) throws(Unreadable) -> Element) throws(Unreadable) -> [Element] {
         try beginArray()
-        var strings: [String] = []
-        guard try nextElement() else { return strings }
-        // Room for a few at once: a short list is then one allocation, not one per size.
-        strings.reserveCapacity(4)
-        repeat { strings.append(try readString()) } while try nextElement()
-        return strings
+        var elements: [Element] = []
+        guard try nextElement() else { return elements }
+        elements.reserveCapacity(4)
+        repeat { elements.append(try element(&self)) } while try nextElement()
+        return elements
     }
 
     /// Skips any value (for keys the models do not have).

@@ -30,9 +30,7 @@ package enum TimelineFastDecoding {
     }
 
     private static func momentList(_ scanner: inout JSONScanner) throws(Unreadable) -> [Moment] {
-        var list: [Moment] = []
-        try scanner.beginArray()
-        while try scanner.nextElement() { list.append(try moment(&scanner)) }
+        let list = try scanner.readArray(moment)
         try scanner.end()
         return list
     }
@@ -104,10 +102,7 @@ package enum TimelineFastDecoding {
                 user = try userDetails(&scanner)
             } else if key.spells("moments") {
                 guard moments == nil else { throw Unreadable() }
-                var list: [Moment] = []
-                try scanner.beginArray()
-                while try scanner.nextElement() { list.append(try moment(&scanner)) }
-                moments = list
+                moments = try scanner.readArray(moment)
             } else {
                 try scanner.skipValue()
             }
@@ -151,19 +146,26 @@ package enum TimelineFastDecoding {
                       createdDate: created, isLiked: isLiked ?? nil, likes: likes ?? nil)
     }
 
-    /// A moment's type, matched on its bytes (a `String` is made only for a value that
-    /// is neither of the two the BFF sends).
+    /// A moment's type, matched on its bytes against each type's raw value (a `String`
+    /// is made only for a value written with escapes).
     private static func momentType(_ scanner: inout JSONScanner) throws(Unreadable) -> Moment.MomentType {
         scanner.skipWhitespace()
         let span = try scanner.scanString()
-        guard !span.hasEscapes else {
-            guard let type = Moment.MomentType(rawValue: try scanner.readString()) else { throw Unreadable() }
-            return type
+        let type: Moment.MomentType?
+        if span.hasEscapes {
+            type = Moment.MomentType(rawValue: try scanner.readString())
+        } else {
+            let raw = UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end])
+            type = Moment.MomentType.allCases.first { type in
+                var value = type.rawValue
+                return value.withUTF8 { value in
+                    guard value.count == raw.count else { return false }
+                    guard let left = value.baseAddress, let right = raw.baseAddress else { return true }  // both empty
+                    return memcmp(left, right, raw.count) == 0
+                }
+            }
         }
-        let raw = UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end])
-        if raw.spells("URL") { return .url }
-        if raw.spells("PHOTOS") { return .photos }
-        guard let type = Moment.MomentType(rawValue: String(decoding: raw, as: UTF8.self)) else { throw Unreadable() }
+        guard let type else { throw Unreadable() }
         return type
     }
 
@@ -181,12 +183,7 @@ package enum TimelineFastDecoding {
     }
 
     private static func likedUsers(_ scanner: inout JSONScanner) throws(Unreadable) -> [Moment.LikedUser] {
-        var users: [Moment.LikedUser] = []
-        try scanner.beginArray()
-        guard try scanner.nextElement() else { return users }
-        // Room for a few at once: a short list is then one allocation, not one per size.
-        users.reserveCapacity(4)
-        repeat {
+        try scanner.readArray { scanner throws(Unreadable) in
             var id: String?, avatar: String?
             try scanner.beginObject()
             while let key = try scanner.nextKey() {
@@ -195,9 +192,8 @@ package enum TimelineFastDecoding {
                 else { try scanner.skipValue() }
             }
             guard let id, let avatar else { throw Unreadable() }
-            users.append(Moment.LikedUser(id: id, avatar: avatar))
-        } while try scanner.nextElement()
-        return users
+            return Moment.LikedUser(id: id, avatar: avatar)
+        }
     }
 
     /// A duplicate key is left to `JSONDecoder` to judge.
