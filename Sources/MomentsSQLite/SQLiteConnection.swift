@@ -27,6 +27,8 @@ final class SQLiteConnection {
     }
 
     let access: Access
+    /// How long a statement waits for another connection's lock.
+    let busyTimeout: Duration
 
     init(path: String, busyTimeout: Duration, access: Access = .readWrite) throws(SQLiteError) {
         var handle: OpaquePointer?
@@ -46,6 +48,7 @@ final class SQLiteConnection {
             flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         }
         self.access = access
+        self.busyTimeout = busyTimeout
         let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError(resultCode: code, connection: handle, statement: nil)
@@ -100,6 +103,25 @@ final class SQLiteConnection {
         let statement = try SQLiteStatement(sql: sql, connection: handle)
         guard try statement.step() else { return nil }
         return statement.optionalText(at: 0)
+    }
+
+    /// ``text(_:)``, tried again while another connection's lock refuses it, until the
+    /// busy timeout has passed: for a statement that takes the write lock while holding a
+    /// read lock (`PRAGMA journal_mode = WAL`), where SQLite fails at once with
+    /// `SQLITE_BUSY` instead of calling its busy handler, lest two connections each wait
+    /// for the other. Between tries the lock is let go, so the other connection goes on.
+    func textWaitingWhileBusy(_ sql: String) throws(SQLiteError) -> String? {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                return try text(sql)
+            } catch where error.isBusy && ContinuousClock.now < deadline {
+                // The thread waits, as it does in SQLite's own busy handler.
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
+            }
+        }
     }
 
     /// Rows changed by the last statement.

@@ -187,7 +187,9 @@ public actor SQLitePersistence: MomentsPersistence {
         if version == SQLiteSchema.currentVersion, try connection.integer("PRAGMA application_id") == SQLiteSchema.applicationID {
             return
         }
-        _ = try connection.text("PRAGMA journal_mode = WAL")
+        // Several processes opening a new file at once each take a read lock and then
+        // need the write lock to switch it: SQLite refuses at once rather than wait.
+        _ = try connection.textWaitingWhileBusy("PRAGMA journal_mode = WAL")
         try connection.transaction(writing: true) {
             let applicationID = try connection.integer("PRAGMA application_id")
             var version = try connection.integer("PRAGMA user_version")

@@ -74,6 +74,32 @@ import MomentsCaching
         _ = try await DiskResponseCache.open(directory: directory.url.appendingPathComponent("cache"))
     }
 
+    /// Opening a new file switches it to WAL, which takes the write lock while holding a
+    /// read lock: with another process holding the write lock, SQLite refuses at once
+    /// instead of waiting. The open waits the busy timeout all the same before it says
+    /// the file is locked (several processes opening one new file at once otherwise
+    /// failed with "database is locked").
+    @Test func switchingANewFileToWALWaitsTheBusyTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("reserved.sqlite").path
+        let holder = try await LockHolder(path: path, lock: "IMMEDIATE")
+        defer { holder.release() }
+
+        let timeout = Duration.milliseconds(300)
+        let started = ContinuousClock.now
+        let result = await Result(awaiting: { try await SQLitePersistence.open(path: path, configuration: .init(busyTimeout: timeout)) })
+        let waited = ContinuousClock.now - started
+
+        // A lower bound only: a busy machine makes the wait longer, never shorter.
+        #expect(waited >= timeout, "gave up after \(waited), before the busy timeout")
+        #expect(throws: PersistenceError.self) { try result.get() }
+        holder.release()
+        await holder.ended()
+        let opened = try await SQLitePersistence.open(path: path, configuration: .init(busyTimeout: timeout))
+        await opened.close()
+    }
+
     /// Other work meanwhile: a thousand operations on an in-memory store.
     private static func aThousandOperationsOnAnotherStore() async throws {
         let service = FakeMomentsService()
@@ -92,23 +118,24 @@ private final class Counter: Sendable {
     var value: Int { count.withLock { $0 } }
 }
 
-/// Another process holding an exclusive lock on a SQLite file (in rollback-journal mode
-/// on a new file) until ``release()``, or for 60 seconds if the test fails first.
+/// Another process holding a lock on a SQLite file (in rollback-journal mode on a new
+/// file) until ``release()``, or for 60 seconds if the test fails first: the `EXCLUSIVE`
+/// lock, or with `IMMEDIATE` the write lock that still lets others read.
 private struct LockHolder {
     private let process = Process()
     private let input = Pipe()
 
-    init(path: String) async throws {
+    init(path: String, lock: String = "EXCLUSIVE") async throws {
         process.discardingCoverageProfile()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
             import select, sqlite3, sys
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute('BEGIN EXCLUSIVE')
+            c.execute('BEGIN ' + sys.argv[2])
             print('locked', flush=True)
             select.select([sys.stdin], [], [], 60)
             c.execute('COMMIT')
-            """, path]
+            """, path, lock]
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
