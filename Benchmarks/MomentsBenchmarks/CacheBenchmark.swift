@@ -29,6 +29,6 @@ enum CacheBenchmark {
         )
         return [Row(name: "cache hit (.localOrRemote), 4-moment answer", unit: "µs/hit", sdk: 1e6 / pair.sdk,
                     baseline: 1e6 / pair.baseline, ratio: pair.ratio, target: nil,
-                    note: "report only; ratio is throughput SDK/baseline")]
+                    note: "report only; ratio is throughput SDK/baseline", sdkCPU: pair.sdkCPU, baselineCPU: pair.baselineCPU)]
     }
 }

@@ -54,6 +54,7 @@ enum HTTPBenchmark {
         let duration = Harness.roundDuration
         let clock = ContinuousClock()
         let start = clock.now
+        let cpuAtStart = Harness.processCPUSeconds()
         let total = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<width {
                 group.addTask {
@@ -67,7 +68,9 @@ enum HTTPBenchmark {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / (clock.now - start).seconds
+        let seconds = (clock.now - start).seconds
+        Harness.recordWindow(seconds: seconds, cpuSeconds: Harness.processCPUSeconds() - cpuAtStart)
+        return Double(total) / seconds
     }
 }
 

@@ -4,8 +4,9 @@ enum Report {
     static func printHeader() {
         print("Moments benchmarks — \(machine()) — \(ISO8601DateFormatter().string(from: Date()))")
         print("")
-        print(pad("case", 58) + pad("SDK", 14, right: true) + pad("baseline", 14, right: true) + pad("ratio", 8, right: true) + pad("target", 8, right: true) + "  unit / note")
-        print(String(repeating: "─", count: 130))
+        print(pad("case", 58) + pad("SDK", 14, right: true) + pad("baseline", 14, right: true) + pad("ratio", 8, right: true) + pad("target", 8, right: true)
+              + pad("CPU µs/unit", 18, right: true) + "  unit / note")
+        print(String(repeating: "─", count: 148))
     }
 
     static func printRows(_ rows: [Row]) {
@@ -14,13 +15,24 @@ enum Report {
             print(pad(row.name, 58) + pad(format(row.sdk), 14, right: true) + pad(row.baseline.map(format) ?? "—", 14, right: true)
                   + pad(row.ratio.map { String(format: "%.2f", $0) } ?? "—", 8, right: true)
                   + pad(row.maximum.map { String(format: "≤%.2f", $0) } ?? row.target.map { String(format: "≥%.2f", $0) } ?? "", 8, right: true)
+                  + pad(cpu(row), 18, right: true)
                   + "  \(row.unit)\(verdict)" + (row.note.map { " — \($0)" } ?? ""))
         }
     }
 
+    /// Each side's CPU per unit of its rate, SDK first: "71.2 / 20.1".
+    private static func cpu(_ row: Row) -> String {
+        guard row.sdkCPU != nil || row.baselineCPU != nil else { return "" }
+        return "\(row.sdkCPU.map(microseconds) ?? "—") / \(row.baselineCPU.map(microseconds) ?? "—")"
+    }
+
+    private static func microseconds(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
+    }
+
     static func printFooter(_ rows: [Row]) {
         let judged = rows.filter { $0.meetsTarget != nil }
-        print(String(repeating: "─", count: 130))
+        print(String(repeating: "─", count: 148))
         print("\(judged.filter { $0.meetsTarget == true }.count) of \(judged.count) targets met")
     }
 
