@@ -52,24 +52,21 @@ enum HTTPBenchmark {
     /// Requests per second with `width` tasks each looping for one round.
     static func concurrently(_ width: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
         let duration = Harness.roundDuration
-        let clock = ContinuousClock()
-        let start = clock.now
-        let cpuAtStart = Harness.processCPUSeconds()
-        let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<width {
-                group.addTask {
-                    var count = 0
-                    while clock.now - start < duration {
-                        try await body()
-                        count += 1
+        let (total, seconds) = try await Harness.window { start in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<width {
+                    group.addTask {
+                        var count = 0
+                        while ContinuousClock.now - start < duration {
+                            try await body()
+                            count += 1
+                        }
+                        return count
                     }
-                    return count
                 }
+                return try await group.reduce(0, +)
             }
-            return try await group.reduce(0, +)
         }
-        let seconds = (clock.now - start).seconds
-        Harness.recordWindow(seconds: seconds, cpuSeconds: Harness.processCPUSeconds() - cpuAtStart)
         return Double(total) / seconds
     }
 }

@@ -49,16 +49,26 @@ enum Harness {
     /// Runs `body` repeatedly for about `duration`; returns units per second, where
     /// `body` returns the units it processed.
     static func rate(for duration: Duration, _ body: () async throws -> Int) async rethrows -> Double {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let cpuAtStart = processCPUSeconds()
-        var units = 0
-        repeat {
-            units += try await body()
-        } while clock.now - start < duration
-        let seconds = (clock.now - start).seconds
-        recordWindow(seconds: seconds, cpuSeconds: processCPUSeconds() - cpuAtStart)
+        let (units, seconds) = try await window { start in
+            var units = 0
+            repeat {
+                units += try await body()
+            } while ContinuousClock.now - start < duration
+            return units
+        }
         return Double(units) / seconds
+    }
+
+    /// Runs `body` (given the instant it starts) as a measured window: returns its result
+    /// and duration in seconds, and records the duration and the CPU time it took for
+    /// ``compare(sdk:baseline:)`` (see `Window`).
+    static func window<T>(_ body: (ContinuousClock.Instant) async throws -> T) async rethrows -> (T, seconds: Double) {
+        let start = ContinuousClock.now
+        let cpuAtStart = processCPUSeconds()
+        let result = try await body(start)
+        let seconds = (ContinuousClock.now - start).seconds
+        lastWindow.withLock { $0 = Window(seconds: seconds, cpuSeconds: processCPUSeconds() - cpuAtStart) }
+        return (result, seconds)
     }
 
     /// CPU time used by every thread of this process so far, in seconds.
@@ -68,8 +78,8 @@ enum Harness {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
-    /// The duration and CPU time of the last measured window (``rate(for:_:)``, or a loop
-    /// that measures its own, such as `HTTPBenchmark.concurrently`): a side's rate times
+    /// The duration and CPU time of the last measured window (``window(_:)``, which
+    /// ``rate(for:_:)``, ``time(_:)`` and `HTTPBenchmark.concurrently` measure in): a side's rate times
     /// its window's duration is the units it did then, in the unit it reports (a side
     /// that scales its rate, to MB/s say, scales them alike).
     private struct Window {
@@ -78,11 +88,6 @@ enum Harness {
     }
 
     private static let lastWindow = Mutex<Window?>(nil)
-
-    /// Records a measured window (see `Window`).
-    static func recordWindow(seconds: Double, cpuSeconds: Double) {
-        lastWindow.withLock { $0 = Window(seconds: seconds, cpuSeconds: cpuSeconds) }
-    }
 
     /// Runs one side of a round: its rate, and its CPU per unit of that rate, in µs. The
     /// CPU is that of the window the side measured, if it measured one, so its setup is
@@ -140,13 +145,7 @@ enum Harness {
     /// Times one call, in seconds (its CPU time recorded as the measured window: a side
     /// that divides its work by these seconds reports a rate over exactly this call).
     static func time(_ body: () async throws -> Void) async rethrows -> Double {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let cpuAtStart = processCPUSeconds()
-        try await body()
-        let seconds = (clock.now - start).seconds
-        recordWindow(seconds: seconds, cpuSeconds: processCPUSeconds() - cpuAtStart)
-        return seconds
+        try await window { _ in try await body() }.seconds
     }
 
     static func row(_ name: String, unit: String, _ pair: (sdk: Double, baseline: Double, ratio: Double), target: Double?, note: String? = nil) -> Row {

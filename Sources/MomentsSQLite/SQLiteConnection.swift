@@ -110,15 +110,20 @@ final class SQLiteConnection {
     /// read lock (`PRAGMA journal_mode = WAL`), where SQLite fails at once with
     /// `SQLITE_BUSY` instead of calling its busy handler, lest two connections each wait
     /// for the other. Between tries the lock is let go, so the other connection goes on.
+    ///
+    /// The pauses are counted, not the clock read (as the JSON-file store's lock does):
+    /// the wait lasts at least the busy timeout, longer on a busy machine.
     func textWaitingWhileBusy(_ sql: String) throws(SQLiteError) -> String? {
-        let deadline = ContinuousClock.now + busyTimeout
-        var pause: UInt32 = 1_000
+        var microsecondsLeft = max(0, busyTimeout / .microseconds(1))
+        var pause = 1_000.0
         while true {
             do {
                 return try text(sql)
-            } catch where error.isBusy && ContinuousClock.now < deadline {
+            } catch where error.isBusy && microsecondsLeft > 0 {
                 // The thread waits, as it does in SQLite's own busy handler.
-                usleep(pause)
+                let slept = min(pause, microsecondsLeft)
+                usleep(UInt32(slept))
+                microsecondsLeft -= slept
                 pause = min(pause * 2, 50_000)
             }
         }
