@@ -6,7 +6,9 @@ extension Duration {
 
     /// The duration in whole nanoseconds, rounded toward zero.
     package var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        // `components` divides a 128-bit count: taken once.
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// The duration in whole milliseconds, rounded up (a deadline never shortens).

@@ -19,10 +19,12 @@ extension MomentsStore {
     func endActivity() {
         activity.count -= 1
         guard activity.count == 0 else { return }
-        let waiters = activity.idleWaiters
-        activity.idleWaiters = []
-        for waiter in waiters { waiter.resume() }
-        endDrainWait()
+        if !activity.idleWaiters.isEmpty {
+            let waiters = activity.idleWaiters
+            activity.idleWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+        if drainWait != nil { endDrainWait() }
     }
 
     func log(_ level: LogRecord.Level, _ message: String, userID: String, error: (any Error)?) {

@@ -52,7 +52,7 @@ extension MomentsStore {
         beginActivity()
         defer { endActivity() }
         let call = nextNumber()
-        note(.likeAsked(call, userID: userID, momentID: momentID, isLiked: isLiked), at: instant)
+        core.askLike(call, userID: userID, momentID: momentID, isLiked: isLiked)
         var ended = false
         defer { if !ended { act(.likeEnded(call, .notSent)) } }
         _ = try await loadIfNeeded(userID)

@@ -53,7 +53,7 @@ extension MomentsStore {
         beginActivity()
         var request: StoreCore.RequestID?
         defer {
-            note(.refreshEnded(userID: userID, request: request), at: instant)
+            core.endRefresh(of: userID, request: request)
             if !persistenceFailures.isEmpty { persistenceFailures[userID] = nil }
             endActivity()
         }
@@ -61,7 +61,9 @@ extension MomentsStore {
         request = number
         let began = instant
         let started: StoreInstant
-        if act(.refreshBegan(userID: userID, request: number), at: began).needsLoad {
+        // The refresh's beginning, end and outcome are the owner's to publish.
+        feed.publish(.refreshStarted(userID: userID))
+        if core.beginRefresh(of: userID, request: number, at: began) {
             do {
                 _ = try await loadIfNeeded(userID)
             } catch {

@@ -158,27 +158,18 @@ struct StoreCore {
         actions.removeAll(keepingCapacity: true)
         switch consume event {
         case .refreshBegan(let userID, let request):
-            actions.append(.emit(.refreshStarted(userID: userID)))
-            if state.touch(userID) {
-                refreshes.inFlight[userID] = .sent(now)
-                refreshes.requestStarts[request] = now
-            } else {
-                refreshes.inFlight[userID] = .loading
-                actions.append(.load(userID: userID))
-            }
+            if beginRefresh(of: userID, request: request, at: now) { actions.append(.load(userID: userID)) }
         case .refreshSent(let userID, let request):
             refreshes.inFlight[userID] = .sent(now)
             refreshes.requestStarts[request] = now
         case .refreshAnswered(let userID, let answer, let sent, let source):
             answerRefresh(answer, for: userID, sent: sent, source: source, reading: reading, at: now, into: &actions)
         case .refreshEnded(let userID, let request):
-            refreshes.inFlight[userID] = nil
-            if let request { endRequest(request) }
+            endRefresh(of: userID, request: request)
         case .loaded(let userID, let details):
             applyLoaded(details, for: userID, at: now, into: &actions)
         case .likeAsked(let call, let userID, let momentID, let isLiked):
-            likes.calls[call] = LikeCall(key: LikeKey(userID: userID, momentID: momentID), isLiked: isLiked, phase: .loading)
-            likes.inFlightPerUser[userID, default: 0] += 1
+            askLike(call, userID: userID, momentID: momentID, isLiked: isLiked)
         case .likeReady(let call):
             readyLike(call, at: now, into: &actions)
         case .likeEnded(let call, let outcome):
@@ -226,6 +217,36 @@ struct StoreCore {
     /// The number of like calls of `userID` in flight.
     func likeCallsInFlight(of userID: String) -> Int {
         likes.inFlightPerUser[userID] ?? 0
+    }
+
+    // MARK: - Events without actions
+    // The owner calls these directly: the events they take return no action (or, for a
+    // refresh's beginning, only the load this tells the need of) and need no instant.
+
+    /// A refresh of `userID` began (``Event/refreshBegan(userID:request:)``): its request
+    /// is sent now if memory holds the timeline; else once the persisted one is read,
+    /// and then it returns `true`.
+    mutating func beginRefresh(of userID: String, request: RequestID, at now: StoreInstant) -> Bool {
+        guard state.touch(userID) else {
+            refreshes.inFlight[userID] = .loading
+            return true
+        }
+        refreshes.inFlight[userID] = .sent(now)
+        refreshes.requestStarts[request] = now
+        return false
+    }
+
+    /// The refresh of `userID` ended, with `request` if it sent one
+    /// (``Event/refreshEnded(userID:request:)``).
+    mutating func endRefresh(of userID: String, request: RequestID?) {
+        refreshes.inFlight[userID] = nil
+        if let request { endRequest(request) }
+    }
+
+    /// A like call began (``Event/likeAsked(_:userID:momentID:isLiked:)``).
+    mutating func askLike(_ call: CallID, userID: String, momentID: String, isLiked: Bool) {
+        likes.calls[call] = LikeCall(key: LikeKey(userID: userID, momentID: momentID), isLiked: isLiked, phase: .loading)
+        likes.inFlightPerUser[userID, default: 0] += 1
     }
 
     // MARK: - Requests and memory
