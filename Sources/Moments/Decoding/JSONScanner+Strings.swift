@@ -21,6 +21,40 @@ extension JSONScanner {
         return try Self.validString(content)
     }
 
+    /// Reads a string that an answer may repeat many times (a person's name or avatar):
+    /// one read before from the same raw bytes is shared, not decoded and allocated again
+    /// (see ``RepeatedStrings``).
+    mutating func readRepeatedString() throws(Unreadable) -> String {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
+        let start = index + 1
+        let end = try Self.closingQuote(in: bytes, from: start)
+        guard end - start >= RepeatedStrings.minimumLength else { return try readString() }
+        if let shared = repeated.string(rawStart: start, end: end, in: bytes) {
+            index = end + 1
+            return shared
+        }
+        let string = try readString()
+        repeated.keep(string, rawStart: start, end: end, in: bytes)
+        return string
+    }
+
+    /// The offset of the quote that closes the string whose content starts at `start`,
+    /// passing over each escaped byte. A control character or the input's end throws.
+    private static func closingQuote(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws(Unreadable) -> Int {
+        var cursor = start
+        var nonASCII = false  // checked when the string is decoded
+        while true {
+            cursor = firstSpecialByte(in: bytes, from: cursor, nonASCII: &nonASCII)
+            guard cursor < bytes.count else { throw Unreadable() }
+            switch bytes[cursor] {
+            case Self.quote: return cursor
+            case Self.backslash: cursor += 2
+            default: throw Unreadable()
+            }
+        }
+    }
+
     /// Finds the string starting at the current quote. Without escapes, consumes it and
     /// returns its content's bounds and whether any byte is not ASCII; at the first
     /// backslash, stops and says so (`end` is the backslash's offset). A control

@@ -11,10 +11,13 @@ struct JSONScanner: ~Copyable {
     private var depth = 0
     /// Where strings with escapes are decoded (see `readString()`).
     var scratch = ScratchBuffer()
+    /// The strings read through `readRepeatedString()`, to share when they come again.
+    var repeated: RepeatedStrings
     private static let maximumDepth = 256
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        repeated = RepeatedStrings(forInputOf: bytes.count)
     }
 
     // MARK: Structure

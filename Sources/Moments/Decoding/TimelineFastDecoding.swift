@@ -174,8 +174,8 @@ package enum TimelineFastDecoding {
         try scanner.beginObject()
         while let key = try scanner.nextKey() {
             if key.spells("id") { try set(&id, scanner.readString()) }
-            else if key.spells("name") { try set(&name, scanner.readString()) }
-            else if key.spells("avatar") { try set(&avatar, scanner.readString()) }
+            else if key.spells("name") { try set(&name, scanner.readRepeatedString()) }
+            else if key.spells("avatar") { try set(&avatar, scanner.readRepeatedString()) }
             else { try scanner.skipValue() }
         }
         guard let name, let avatar else { throw Unreadable() }
@@ -188,7 +188,7 @@ package enum TimelineFastDecoding {
             try scanner.beginObject()
             while let key = try scanner.nextKey() {
                 if key.spells("id") { try set(&id, scanner.readString()) }
-                else if key.spells("avatar") { try set(&avatar, scanner.readString()) }
+                else if key.spells("avatar") { try set(&avatar, scanner.readRepeatedString()) }
                 else { try scanner.skipValue() }
             }
             guard let id, let avatar else { throw Unreadable() }

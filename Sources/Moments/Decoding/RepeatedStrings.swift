@@ -1,0 +1,88 @@
+import Foundation
+
+/// The strings of one answer that repeat, shared instead of decoded again.
+///
+/// A timeline names the same few people again and again: who wrote each moment, who
+/// liked it. Each of their avatar URLs is longer than the 15 bytes a `String` holds
+/// without allocating, and encoders that escape slashes (`JSONEncoder` does) write it
+/// with an escape for each one. Read through this table, a string whose raw JSON bytes
+/// equal those of one read before is that string again: decoding depends on the raw
+/// bytes alone.
+///
+/// The table's size is fixed by the input's (a 4-moment answer gets 16 entries, one of
+/// a thousand moments 512); an entry is chosen by a hash of the raw bytes (their length
+/// and their first and last eight bytes). An entry keeps where its raw bytes lie
+/// in the input, which outlives the table, and the string they decoded to. A hit is
+/// confirmed by comparing the bytes whole; a miss takes the entry over. An answer that
+/// repeats nothing therefore costs a hash and a comparison per string, and the table
+/// never grows.
+struct RepeatedStrings: ~Copyable {
+    /// The shortest raw string worth sharing: shorter ones are read into a small `String`
+    /// without an allocation, and the hash reads eight bytes at each end.
+    static let minimumLength = 16
+
+    /// The number of entries, a power of two.
+    private let size: Int
+
+    private struct Entry {
+        let start: Int
+        let count: Int
+        let string: String
+    }
+
+    /// Allocated at the first string kept.
+    private var entries: UnsafeMutablePointer<Entry?>?
+
+    /// A table for an input of `count` bytes: about one entry per 256 bytes, between 16
+    /// and 512.
+    init(forInputOf count: Int) {
+        var size = 16
+        while size < 512, size * 256 < count { size *= 2 }
+        self.size = size
+    }
+
+    deinit {
+        guard let entries else { return }
+        entries.deinitialize(count: size)
+        entries.deallocate()
+    }
+
+    /// The string read before from the same raw bytes as `bytes[start..<end]`, if the
+    /// table still holds it. The span is at least ``minimumLength`` bytes long.
+    func string(rawStart start: Int, end: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let entries, let base = bytes.baseAddress else { return nil }
+        let count = end - start
+        guard let entry = entries[slot(start: start, count: count, base: base)], entry.count == count,
+              memcmp(base + entry.start, base + start, count) == 0 else { return nil }
+        return entry.string
+    }
+
+    /// Keeps `string`, decoded from `bytes[start..<end]` (at least ``minimumLength`` bytes),
+    /// in place of the entry its hash picks.
+    mutating func keep(_ string: String, rawStart start: Int, end: Int, in bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        let table: UnsafeMutablePointer<Entry?>
+        if let entries {
+            table = entries
+        } else {
+            table = UnsafeMutablePointer<Entry?>.allocate(capacity: size)
+            table.initialize(repeating: nil, count: size)
+            entries = table
+        }
+        let count = end - start
+        table[slot(start: start, count: count, base: base)] = Entry(start: start, count: count, string: string)
+    }
+
+    /// The entry for `count` raw bytes at `start`: a hash of the count and of the first
+    /// and last eight bytes, which differ between the URLs of different people.
+    private func slot(start: Int, count: Int, base: UnsafePointer<UInt8>) -> Int {
+        let raw = UnsafeRawPointer(base)
+        let first = raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+        let last = raw.loadUnaligned(fromByteOffset: start + count - 8, as: UInt64.self)
+        var hash = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(truncatingIfNeeded: count)
+        hash ^= hash >> 31
+        hash = hash &* 0xBF58_476D_1CE4_E5B9
+        hash ^= hash >> 29
+        return Int(truncatingIfNeeded: hash & UInt64(size - 1))
+    }
+}
