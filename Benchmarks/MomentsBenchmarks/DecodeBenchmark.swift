@@ -35,16 +35,18 @@ enum DecodeBenchmark {
         return [Harness.row("decode 1,000-moment timeline (\(body.count / 1024) KiB)", unit: "MB/s", pair, target: 0.95)]
     }
 
-    /// The fast reader alone on the 1,000-moment answer for `seconds`, for a profiler to
+    /// The fast reader alone on the 1,000-moment answer (or `MOMENTS`) for `seconds`, for a profiler to
     /// watch; reports its rate.
     static func profile(seconds: Int) -> [Row] {
-        let body = BenchmarkData.envelope(BenchmarkData.timeline(moments: 1_000))
+        // `MOMENTS=N` decodes an answer of N moments instead.
+        let size = ProcessInfo.processInfo.environment["MOMENTS"].flatMap(Int.init) ?? 1_000
+        let body = BenchmarkData.envelope(BenchmarkData.timeline(moments: size))
         // The moments read, so that the decoding is not optimised away.
         let decode = { TimelineFastDecoding.decode(body, field: "getMomentsDetailsByUserID")?.moments.count ?? 0 }
         if let count = ProcessInfo.processInfo.environment["DECODES"].flatMap(Int.init) {
             // A fixed number of decodes, for counters read from outside (`valgrind`).
             let moments = (0..<count).reduce(0) { read, _ in read + decode() }
-            return [Row(name: "profile: fast reader, \(count) decodes of 1,000 moments (\(moments) read)", unit: "decodes", sdk: Double(count))]
+            return [Row(name: "profile: fast reader, \(count) decodes of \(size) moments (\(moments) read)", unit: "decodes", sdk: Double(count))]
         }
         let end = ContinuousClock.now + .seconds(seconds)
         var decodes = 0
@@ -56,6 +58,6 @@ enum DecodeBenchmark {
         }
         let elapsed = (ContinuousClock.now - start) / .seconds(1)
         let megabytes = Double(body.count) * Double(decodes) / 1_048_576
-        return [Row(name: "profile: fast reader, 1,000 moments (\(moments / max(decodes, 1)) read)", unit: "MB/s", sdk: megabytes / elapsed)]
+        return [Row(name: "profile: fast reader, \(size) moments (\(moments / max(decodes, 1)) read)", unit: "MB/s", sdk: megabytes / elapsed)]
     }
 }

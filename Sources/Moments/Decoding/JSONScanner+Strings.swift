@@ -25,31 +25,45 @@ extension JSONScanner {
     /// one read before from the same raw bytes is shared, not decoded and allocated again
     /// (see ``RepeatedStrings``).
     mutating func readRepeatedString() throws(Unreadable) -> String {
+        guard repeated.isKept else { return try readString() }
         skipWhitespace()
         guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
         let start = index + 1
-        let end = try Self.closingQuote(in: bytes, from: start)
-        guard end - start >= RepeatedStrings.minimumLength else { return try readString() }
-        if let shared = repeated.string(rawStart: start, end: end, in: bytes) {
+        let (end, firstEscape, nonASCII) = try Self.bounds(ofStringFrom: start, in: bytes)
+        let isShared = end - start >= RepeatedStrings.minimumLength
+        if isShared, let shared = repeated.string(rawStart: start, end: end, in: bytes) {
             index = end + 1
             return shared
         }
-        let string = try readString()
-        repeated.keep(string, rawStart: start, end: end, in: bytes)
+        // Read from the bounds found (a string with escapes, from its first one on).
+        let string: String
+        if firstEscape < end {
+            string = try readEscapedString(from: start, firstEscape: firstEscape, nonASCII: nonASCII)
+        } else {
+            index = end + 1
+            let content = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            string = nonASCII ? try Self.validString(content) : String(decoding: content, as: UTF8.self)
+        }
+        if isShared { repeated.keep(string, rawStart: start, end: end, in: bytes) }
         return string
     }
 
-    /// The offset of the quote that closes the string whose content starts at `start`,
-    /// passing over each escaped byte. A control character or the input's end throws.
-    private static func closingQuote(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws(Unreadable) -> Int {
+    /// The bounds of the string whose content starts at `start`: the offset of its
+    /// closing quote, of its first backslash (the closing quote's, if none), and whether
+    /// a byte of it is 0x80 or above. Each escaped byte is passed over; a control
+    /// character or the input's end throws.
+    private static func bounds(ofStringFrom start: Int, in bytes: UnsafeBufferPointer<UInt8>) throws(Unreadable) -> (end: Int, firstEscape: Int, nonASCII: Bool) {
         var cursor = start
-        var nonASCII = false  // checked when the string is decoded
+        var nonASCII = false
+        var firstEscape: Int?
         while true {
             cursor = firstSpecialByte(in: bytes, from: cursor, nonASCII: &nonASCII)
             guard cursor < bytes.count else { throw Unreadable() }
             switch bytes[cursor] {
-            case Self.quote: return cursor
-            case Self.backslash: cursor += 2
+            case Self.quote: return (cursor, firstEscape ?? cursor, nonASCII)
+            case Self.backslash:
+                if firstEscape == nil { firstEscape = cursor }
+                cursor += 2
             default: throw Unreadable()
             }
         }

@@ -9,9 +9,11 @@ import Foundation
 /// equal those of one read before is that string again: decoding depends on the raw
 /// bytes alone.
 ///
-/// The table's size is fixed by the input's (a 4-moment answer gets 16 entries, one of
-/// a thousand moments 512); an entry is chosen by a hash of the raw bytes (their length
-/// and their first and last eight bytes). An entry keeps where its raw bytes lie
+/// The table's size is fixed by the input's: none below 4 KiB (an answer of a few
+/// moments repeats too little to repay a table), 16 entries below 8 KiB, 32 below 64 KiB
+/// (tables under the kilobyte from which the allocator tidies its free lists first), 512
+/// above, where the answer is long enough to repay it. An entry is chosen by a hash of
+/// the raw bytes (their length and their first and last eight bytes). An entry keeps where its raw bytes lie
 /// in the input, which outlives the table, and the string they decoded to. A hit is
 /// confirmed by comparing the bytes whole; a miss takes the entry over. An answer that
 /// repeats nothing therefore costs a hash and a comparison per string, and the table
@@ -24,21 +26,30 @@ struct RepeatedStrings: ~Copyable {
     /// The number of entries, a power of two.
     private let size: Int
 
+    /// A string and where its raw bytes lie; a `count` of 0 marks an empty entry.
     private struct Entry {
-        let start: Int
-        let count: Int
-        let string: String
+        var start: UInt32 = 0
+        var count: UInt32 = 0
+        var string = ""
     }
 
     /// Allocated at the first string kept.
-    private var entries: UnsafeMutablePointer<Entry?>?
+    private var entries: UnsafeMutablePointer<Entry>?
 
-    /// A table for an input of `count` bytes: about one entry per 256 bytes, between 16
-    /// and 512.
+    /// Whether strings are kept at all (not for short inputs): if not, a string is
+    /// better read as any other.
+    var isKept: Bool { size > 0 }
+
+    /// A table for an input of `count` bytes (none for short inputs, nor past 4 GiB:
+    /// offsets are kept in 32 bits).
     init(forInputOf count: Int) {
-        var size = 16
-        while size < 512, size * 256 < count { size *= 2 }
-        self.size = size
+        size = switch count {
+        case ..<4_096: 0
+        case ..<8_192: 16
+        case ..<65_536: 32
+        case ...Int(UInt32.max): 512
+        default: 0
+        }
     }
 
     deinit {
@@ -52,25 +63,25 @@ struct RepeatedStrings: ~Copyable {
     func string(rawStart start: Int, end: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard let entries, let base = bytes.baseAddress else { return nil }
         let count = end - start
-        guard let entry = entries[slot(start: start, count: count, base: base)], entry.count == count,
-              memcmp(base + entry.start, base + start, count) == 0 else { return nil }
-        return entry.string
+        let entry = entries + slot(start: start, count: count, base: base)
+        guard Int(entry.pointee.count) == count, memcmp(base + Int(entry.pointee.start), base + start, count) == 0 else { return nil }
+        return entry.pointee.string
     }
 
     /// Keeps `string`, decoded from `bytes[start..<end]` (at least ``minimumLength`` bytes),
     /// in place of the entry its hash picks.
     mutating func keep(_ string: String, rawStart start: Int, end: Int, in bytes: UnsafeBufferPointer<UInt8>) {
-        guard let base = bytes.baseAddress else { return }
-        let table: UnsafeMutablePointer<Entry?>
+        guard size > 0, let base = bytes.baseAddress else { return }
+        let table: UnsafeMutablePointer<Entry>
         if let entries {
             table = entries
         } else {
-            table = UnsafeMutablePointer<Entry?>.allocate(capacity: size)
-            table.initialize(repeating: nil, count: size)
+            table = UnsafeMutablePointer<Entry>.allocate(capacity: size)
+            table.initialize(repeating: Entry(), count: size)
             entries = table
         }
         let count = end - start
-        table[slot(start: start, count: count, base: base)] = Entry(start: start, count: count, string: string)
+        table[slot(start: start, count: count, base: base)] = Entry(start: UInt32(truncatingIfNeeded: start), count: UInt32(truncatingIfNeeded: count), string: string)
     }
 
     /// The entry for `count` raw bytes at `start`: a hash of the count and of the first
