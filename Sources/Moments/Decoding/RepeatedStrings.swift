@@ -13,11 +13,11 @@ import Foundation
 /// moments repeats too little to repay a table), 16 entries below 8 KiB, 32 below 64 KiB
 /// (tables under the kilobyte from which the allocator tidies its free lists first), 512
 /// above, where the answer is long enough to repay it. An entry is chosen by a hash of
-/// the raw bytes (their length and their first and last eight bytes). An entry keeps where its raw bytes lie
-/// in the input, which outlives the table, and the string they decoded to. A hit is
-/// confirmed by comparing the bytes whole; a miss takes the entry over. An answer that
-/// repeats nothing therefore costs a hash and a comparison per string, and the table
-/// never grows.
+/// the raw bytes (their length and their first and last eight bytes); it keeps where
+/// its raw bytes lie in the input, which outlives the table, and the string they
+/// decoded to. A hit is confirmed by comparing the bytes whole; a miss takes the entry
+/// over. An answer that repeats nothing therefore costs a hash and a comparison per
+/// string, and the table never grows.
 struct RepeatedStrings: ~Copyable {
     /// The shortest raw string worth sharing: shorter ones are read into a small `String`
     /// without an allocation, and the hash reads eight bytes at each end.
