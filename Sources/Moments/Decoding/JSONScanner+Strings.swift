@@ -15,10 +15,7 @@ extension JSONScanner {
         skipWhitespace()
         let span = try scanString()
         if span.hasEscapes { return try readEscapedString(from: span.start, firstEscape: span.end, nonASCII: span.hasNonASCII) }
-        let content = UnsafeBufferPointer(rebasing: bytes[span.start..<span.end])
-        // ASCII is valid UTF-8 as it stands; only other bytes need checking.
-        if !span.hasNonASCII { return String(decoding: content, as: UTF8.self) }
-        return try Self.validString(content)
+        return try Self.string(UnsafeBufferPointer(rebasing: bytes[span.start..<span.end]), nonASCII: span.hasNonASCII)
     }
 
     /// Reads a string that an answer may repeat many times (a person's name or avatar):
@@ -41,8 +38,7 @@ extension JSONScanner {
             string = try readEscapedString(from: start, firstEscape: firstEscape, nonASCII: nonASCII)
         } else {
             index = end + 1
-            let content = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            string = nonASCII ? try Self.validString(content) : String(decoding: content, as: UTF8.self)
+            string = try Self.string(UnsafeBufferPointer(rebasing: bytes[start..<end]), nonASCII: nonASCII)
         }
         if isShared { repeated.keep(string, rawStart: start, end: end, in: bytes) }
         return string
@@ -166,11 +162,15 @@ extension JSONScanner {
             guard bytes[stop] == Self.backslash else { throw Unreadable() }
         }
         index = cursor + 1
-        let text = scratch.contents
         // Escapes write valid UTF-8; raw bytes outside ASCII were copied as they came, so
         // the text is checked whole (an escape between them cannot make them valid).
-        if !nonASCII { return String(decoding: text, as: UTF8.self) }
-        return try Self.validString(text)
+        return try Self.string(scratch.contents, nonASCII: nonASCII)
+    }
+
+    /// `bytes` as a string: ASCII (no byte of 0x80 or above) is valid UTF-8 as it
+    /// stands; only other bytes need checking (``validString(_:)``).
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool) throws(Unreadable) -> String {
+        nonASCII ? try validString(bytes) : String(decoding: bytes, as: UTF8.self)
     }
 
     /// `bytes` as a string, if they are valid UTF-8.

@@ -224,7 +224,6 @@ struct JSONScanner: ~Copyable {
         return index > start
     }
 
-    /// A key: a string without escapes, returned as its bytes.
     /// A key's raw bytes. Keys are short plain ASCII: up to 32 bytes are read one at a
     /// time (quicker than the word-wide scan for a few bytes); a key with anything else
     /// in them, or longer, is read by ``rawStringWithoutEscapes()``.
@@ -245,6 +244,7 @@ struct JSONScanner: ~Copyable {
         return try rawStringWithoutEscapes()
     }
 
+    /// A key: a string without escapes, returned as its bytes.
     private mutating func rawStringWithoutEscapes() throws(Unreadable) -> UnsafeBufferPointer<UInt8> {
         let span = try scanString()
         guard !span.hasEscapes else { throw Unreadable() }

@@ -160,8 +160,7 @@ struct StoreCore {
         case .refreshBegan(let userID, let request):
             if beginRefresh(of: userID, request: request, at: now) { actions.append(.load(userID: userID)) }
         case .refreshSent(let userID, let request):
-            refreshes.inFlight[userID] = .sent(now)
-            refreshes.requestStarts[request] = now
+            sendRefresh(of: userID, request: request, at: now)
         case .refreshAnswered(let userID, let answer, let sent, let source):
             answerRefresh(answer, for: userID, sent: sent, source: source, reading: reading, at: now, into: &actions)
         case .refreshEnded(let userID, let request):
@@ -231,9 +230,14 @@ struct StoreCore {
             refreshes.inFlight[userID] = .loading
             return true
         }
+        sendRefresh(of: userID, request: request, at: now)
+        return false
+    }
+
+    /// The refresh of `userID` sends its request now.
+    private mutating func sendRefresh(of userID: String, request: RequestID, at now: StoreInstant) {
         refreshes.inFlight[userID] = .sent(now)
         refreshes.requestStarts[request] = now
-        return false
     }
 
     /// The refresh of `userID` ended, with `request` if it sent one
