@@ -548,11 +548,14 @@ final class CoreWorld {
 
     // MARK: - What can happen next
 
-    var unprocessed: [Int] { requests.filter { $0.value.answer == nil }.map(\.key).sorted() }
-    var answered: [Int] { requests.filter { $0.value.answer != nil }.map(\.key).sorted() }
-    var turnsGiven: [Int] { likes.filter { if case .turnGiven = $0.value.stage { true } else { false } }.map(\.key).sorted() }
-    var finishedRefreshes: [Int] { refreshes.filter { if case .answered = $0.value.stage { true } else { false } }.map(\.key).sorted() }
-    var pendingSettlings: [String] { settlings.filter { $0.value == .asking }.map(\.key).sorted() }
+    // Each list is sorted (a dictionary's order differs from run to run; the seed alone
+    // decides), and made without an intermediate dictionary: quiescence asks for them
+    // at every step.
+    var unprocessed: [Int] { requests.compactMap { $0.value.answer == nil ? $0.key : nil }.sorted() }
+    var answered: [Int] { requests.compactMap { $0.value.answer != nil ? $0.key : nil }.sorted() }
+    var turnsGiven: [Int] { likes.compactMap { if case .turnGiven = $0.value.stage { $0.key } else { nil } }.sorted() }
+    var finishedRefreshes: [Int] { refreshes.compactMap { if case .answered = $0.value.stage { $0.key } else { nil } }.sorted() }
+    var pendingSettlings: [String] { settlings.compactMap { $0.value == .asking ? $0.key : nil }.sorted() }
     var pendingLoads: [String] { loads.keys.sorted() }
 
     /// Whether nothing is in flight.
