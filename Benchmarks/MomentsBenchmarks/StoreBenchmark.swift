@@ -130,6 +130,17 @@ enum StoreBenchmark {
         defer { consumer.cancel() }
         let idle = mode == "idle" ? await store.updates(for: "0") : nil
         defer { withExtendedLifetime(idle) {} }
+        if let count = ProcessInfo.processInfo.environment["STORE_OPS"].flatMap(Int.init) {
+            // A fixed number of refreshes, then of likes, for counters read from outside
+            // (`valgrind --tool=callgrind`): `PHASE=refresh` or `PHASE=like` runs one alone.
+            let phase = ProcessInfo.processInfo.environment["PHASE"]
+            if phase != "like" { for _ in 0..<count { _ = try? await store.refresh(userID: "0") } }
+            if phase != "refresh" {
+                if phase == "like" { _ = try? await store.refresh(userID: "0") }
+                for index in 0..<count { _ = try? await store.setLike(index % 2 == 0, momentID: "m1", userID: "0") }
+            }
+            return [Row(name: "store profile: \(count) operations of each kind", unit: "operations", sdk: Double(count))]
+        }
         let (refreshes, refreshSwitches) = await ContextSwitches.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0") }
         if ProcessInfo.processInfo.environment["PHASE"] == "refresh" {
             return [Harness.row("store profile: refresh", unit: "per second", (refreshes, refreshes, 1), target: nil,

@@ -167,18 +167,35 @@ struct CoreSimulation {
         }
         var rounds = 0
         var moves: [Move] = []
+        // Scratch lists, kept from round to round: the moves are listed again at every one.
+        var numbers: [(id: Int, isAnswered: Bool)] = []
+        var users: [String] = []
         while true {
             moves.removeAll(keepingCapacity: true)
             for world in worlds {
-                for user in world.pendingLoads { moves.append(.load(world, user)) }
-                for id in world.turnsGiven { moves.append(.dispatch(world, id)) }
-                // In the order of their numbers (a dictionary's order differs from run to
-                // run; the seed alone decides).
-                for id in world.requests.keys.sorted() {
-                    moves.append(world.requests[id]?.answer == nil ? .process(world, id) : .deliver(world, id))
-                }
-                for id in world.finishedRefreshes { moves.append(.finish(world, id)) }
-                for user in world.pendingSettlings { moves.append(.settle(world, user)) }
+                // Each kind in the order of its numbers or names, as `CoreWorld`'s lists
+                // give them (a dictionary's order differs from run to run; the seed alone
+                // decides).
+                users.removeAll(keepingCapacity: true)
+                users.append(contentsOf: world.loads.keys)
+                users.sort()
+                for user in users { moves.append(.load(world, user)) }
+                numbers.removeAll(keepingCapacity: true)
+                for (id, like) in world.likes { if case .turnGiven = like.stage { numbers.append((id, false)) } }
+                numbers.sort { $0.id < $1.id }
+                for number in numbers { moves.append(.dispatch(world, number.id)) }
+                numbers.removeAll(keepingCapacity: true)
+                for (id, request) in world.requests { numbers.append((id, request.answer != nil)) }
+                numbers.sort { $0.id < $1.id }
+                for number in numbers { moves.append(number.isAnswered ? .deliver(world, number.id) : .process(world, number.id)) }
+                numbers.removeAll(keepingCapacity: true)
+                for (id, refresh) in world.refreshes { if case .answered = refresh.stage { numbers.append((id, true)) } }
+                numbers.sort { $0.id < $1.id }
+                for number in numbers { moves.append(.finish(world, number.id)) }
+                users.removeAll(keepingCapacity: true)
+                for (user, stage) in world.settlings where stage == .asking { users.append(user) }
+                users.sort()
+                for user in users { moves.append(.settle(world, user)) }
                 if world.resynchronising { moves.append(.resynchronise(world)) }
             }
             for instance in worlds[0].backend.shared?.instancesWithAnnouncements ?? [] { moves.append(.receive(worlds[instance])) }

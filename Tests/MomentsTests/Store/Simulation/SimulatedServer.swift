@@ -69,18 +69,15 @@ struct SimulatedServer {
 
     /// The timeline the server computes for `userID` now.
     func timeline(_ userID: String) -> MomentsDetails {
-        let owner = UserDetails(id: userID, name: "User \(userID)", avatar: "https://img/\(userID).jpg", backgroundImage: "https://img/bg.jpg")
         let moments = (timelines[userID] ?? []).map { id in
             let ids = likers[id] ?? []
             return Moment(
-                id: id,
-                userDetails: Moment.MomentUserDetails(id: "author", name: "Author", avatar: "https://img/author.jpg"),
-                type: .photos, title: "Moment \(id)", photos: ["https://img/\(id).jpg"], createdDate: "1605521360",
-                isLiked: model == .global ? globallyLiked[id] ?? false : ids.contains(userID),
-                likes: ids.map { Moment.LikedUser(id: $0, avatar: "https://img/\($0).jpg") }
+                id: id, userDetails: AnswerTexts.author, type: .photos, title: AnswerTexts.title(of: id), photos: AnswerTexts.photos(of: id),
+                createdDate: "1605521360", isLiked: model == .global ? globallyLiked[id] ?? false : ids.contains(userID),
+                likes: ids.map(AnswerTexts.likedUser)
             )
         }
-        return MomentsDetails(userDetails: owner, moments: moments)
+        return MomentsDetails(userDetails: AnswerTexts.owner(userID), moments: moments)
     }
 
     /// Applies `userID`'s like or unlike of `momentID` (idempotent; an unknown moment is
@@ -107,5 +104,29 @@ struct SimulatedServer {
             position = match
         }
         return true
+    }
+}
+
+/// The texts of the server's answers, made once for the ids simulations use: a timeline
+/// is computed at every request, with the same texts each time.
+private enum AnswerTexts {
+    static let author = Moment.MomentUserDetails(id: "author", name: "Author", avatar: "https://img/author.jpg")
+    private static let ids = (0..<16).map { "u\($0)" } + (0..<16).map { "m\($0)" }
+    private static let owners = Dictionary(uniqueKeysWithValues: ids.map { ($0, makeOwner($0)) })
+    private static let likedUsers = Dictionary(uniqueKeysWithValues: ids.map { ($0, makeLikedUser($0)) })
+    private static let titles = Dictionary(uniqueKeysWithValues: ids.map { ($0, "Moment \($0)") })
+    private static let photos = Dictionary(uniqueKeysWithValues: ids.map { ($0, ["https://img/\($0).jpg"]) })
+
+    static func owner(_ userID: String) -> UserDetails { owners[userID] ?? makeOwner(userID) }
+    static func likedUser(_ userID: String) -> Moment.LikedUser { likedUsers[userID] ?? makeLikedUser(userID) }
+    static func title(of momentID: String) -> String { titles[momentID] ?? "Moment \(momentID)" }
+    static func photos(of momentID: String) -> [String] { photos[momentID] ?? ["https://img/\(momentID).jpg"] }
+
+    private static func makeOwner(_ userID: String) -> UserDetails {
+        UserDetails(id: userID, name: "User \(userID)", avatar: "https://img/\(userID).jpg", backgroundImage: "https://img/bg.jpg")
+    }
+
+    private static func makeLikedUser(_ userID: String) -> Moment.LikedUser {
+        Moment.LikedUser(id: userID, avatar: "https://img/\(userID).jpg")
     }
 }
