@@ -132,7 +132,7 @@ enum StoreBenchmark {
         defer { withExtendedLifetime(idle) {} }
         if let count = ProcessInfo.processInfo.environment["STORE_OPS"].flatMap(Int.init) {
             // A fixed number of refreshes, then of likes, for counters read from outside
-            // (`valgrind --tool=callgrind`): `PHASE=refresh` or `PHASE=like` runs one alone.
+            // (`perf stat -e task-clock`): `PHASE=refresh` or `PHASE=like` runs one alone.
             let phase = ProcessInfo.processInfo.environment["PHASE"]
             if phase != "like" { for _ in 0..<count { _ = try? await store.refresh(userID: "0") } }
             if phase != "refresh" {

@@ -168,7 +168,8 @@ struct CoreSimulation {
         var rounds = 0
         var moves: [Move] = []
         // Scratch lists, kept from round to round: the moves are listed again at every one.
-        var numbers: [(id: Int, isAnswered: Bool)] = []
+        var ids: [Int] = []
+        var requests: [(id: Int, isAnswered: Bool)] = []
         var users: [String] = []
         while true {
             moves.removeAll(keepingCapacity: true)
@@ -180,18 +181,18 @@ struct CoreSimulation {
                 users.append(contentsOf: world.loads.keys)
                 users.sort()
                 for user in users { moves.append(.load(world, user)) }
-                numbers.removeAll(keepingCapacity: true)
-                for (id, like) in world.likes { if case .turnGiven = like.stage { numbers.append((id, false)) } }
-                numbers.sort { $0.id < $1.id }
-                for number in numbers { moves.append(.dispatch(world, number.id)) }
-                numbers.removeAll(keepingCapacity: true)
-                for (id, request) in world.requests { numbers.append((id, request.answer != nil)) }
-                numbers.sort { $0.id < $1.id }
-                for number in numbers { moves.append(number.isAnswered ? .deliver(world, number.id) : .process(world, number.id)) }
-                numbers.removeAll(keepingCapacity: true)
-                for (id, refresh) in world.refreshes { if case .answered = refresh.stage { numbers.append((id, true)) } }
-                numbers.sort { $0.id < $1.id }
-                for number in numbers { moves.append(.finish(world, number.id)) }
+                ids.removeAll(keepingCapacity: true)
+                for (id, like) in world.likes { if case .turnGiven = like.stage { ids.append(id) } }
+                ids.sort()
+                for id in ids { moves.append(.dispatch(world, id)) }
+                requests.removeAll(keepingCapacity: true)
+                for (id, request) in world.requests { requests.append((id, request.answer != nil)) }
+                requests.sort { $0.id < $1.id }
+                for request in requests { moves.append(request.isAnswered ? .deliver(world, request.id) : .process(world, request.id)) }
+                ids.removeAll(keepingCapacity: true)
+                for (id, refresh) in world.refreshes { if case .answered = refresh.stage { ids.append(id) } }
+                ids.sort()
+                for id in ids { moves.append(.finish(world, id)) }
                 users.removeAll(keepingCapacity: true)
                 for (user, stage) in world.settlings where stage == .asking { users.append(user) }
                 users.sort()

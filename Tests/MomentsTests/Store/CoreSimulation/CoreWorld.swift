@@ -549,8 +549,8 @@ final class CoreWorld {
     // MARK: - What can happen next
 
     // Each list is sorted (a dictionary's order differs from run to run; the seed alone
-    // decides), and made without an intermediate dictionary: quiescence asks for them
-    // at every step.
+    // decides). Quiescence, which asks at every step, lists the same in the same order
+    // without making them.
     var unprocessed: [Int] { requests.compactMap { $0.value.answer == nil ? $0.key : nil }.sorted() }
     var answered: [Int] { requests.compactMap { $0.value.answer != nil ? $0.key : nil }.sorted() }
     var turnsGiven: [Int] { likes.compactMap { if case .turnGiven = $0.value.stage { $0.key } else { nil } }.sorted() }
