@@ -174,28 +174,15 @@ struct CoreSimulation {
         while true {
             moves.removeAll(keepingCapacity: true)
             for world in worlds {
-                // Each kind in the order of its numbers or names, as `CoreWorld`'s lists
-                // give them (a dictionary's order differs from run to run; the seed alone
-                // decides).
-                users.removeAll(keepingCapacity: true)
-                users.append(contentsOf: world.loads.keys)
-                users.sort()
+                world.pendingLoads(into: &users)
                 for user in users { moves.append(.load(world, user)) }
-                ids.removeAll(keepingCapacity: true)
-                for (id, like) in world.likes { if case .turnGiven = like.stage { ids.append(id) } }
-                ids.sort()
+                world.turnsGiven(into: &ids)
                 for id in ids { moves.append(.dispatch(world, id)) }
-                requests.removeAll(keepingCapacity: true)
-                for (id, request) in world.requests { requests.append((id, request.answer != nil)) }
-                requests.sort { $0.id < $1.id }
+                world.requests(into: &requests)
                 for request in requests { moves.append(request.isAnswered ? .deliver(world, request.id) : .process(world, request.id)) }
-                ids.removeAll(keepingCapacity: true)
-                for (id, refresh) in world.refreshes { if case .answered = refresh.stage { ids.append(id) } }
-                ids.sort()
+                world.finishedRefreshes(into: &ids)
                 for id in ids { moves.append(.finish(world, id)) }
-                users.removeAll(keepingCapacity: true)
-                for (user, stage) in world.settlings where stage == .asking { users.append(user) }
-                users.sort()
+                world.pendingSettlings(into: &users)
                 for user in users { moves.append(.settle(world, user)) }
                 if world.resynchronising { moves.append(.resynchronise(world)) }
             }

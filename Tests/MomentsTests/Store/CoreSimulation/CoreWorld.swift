@@ -549,14 +549,61 @@ final class CoreWorld {
     // MARK: - What can happen next
 
     // Each list is sorted (a dictionary's order differs from run to run; the seed alone
-    // decides). Quiescence, which asks at every step, lists the same in the same order
-    // without making them.
-    var unprocessed: [Int] { requests.compactMap { $0.value.answer == nil ? $0.key : nil }.sorted() }
-    var answered: [Int] { requests.compactMap { $0.value.answer != nil ? $0.key : nil }.sorted() }
-    var turnsGiven: [Int] { likes.compactMap { if case .turnGiven = $0.value.stage { $0.key } else { nil } }.sorted() }
-    var finishedRefreshes: [Int] { refreshes.compactMap { if case .answered = $0.value.stage { $0.key } else { nil } }.sorted() }
-    var pendingSettlings: [String] { settlings.compactMap { $0.value == .asking ? $0.key : nil }.sorted() }
-    var pendingLoads: [String] { loads.keys.sorted() }
+    // decides). Quiescence, which asks at every step, fills lists it keeps (`…(into:)`);
+    // a step takes them made.
+    var unprocessed: [Int] { collected(requests: { !$0 }) }
+    var answered: [Int] { collected(requests: { $0 }) }
+    var turnsGiven: [Int] { collected(turnsGiven(into:)) }
+    var finishedRefreshes: [Int] { collected(finishedRefreshes(into:)) }
+    var pendingSettlings: [String] { collected(pendingSettlings(into:)) }
+    var pendingLoads: [String] { collected(pendingLoads(into:)) }
+
+    /// Replaces `ids` with the like calls whose turn came.
+    func turnsGiven(into ids: inout [Int]) {
+        ids.removeAll(keepingCapacity: true)
+        for (id, like) in likes { if case .turnGiven = like.stage { ids.append(id) } }
+        ids.sort()
+    }
+
+    /// Replaces `ids` with the refreshes whose answer was applied.
+    func finishedRefreshes(into ids: inout [Int]) {
+        ids.removeAll(keepingCapacity: true)
+        for (id, refresh) in refreshes { if case .answered = refresh.stage { ids.append(id) } }
+        ids.sort()
+    }
+
+    /// Replaces `users` with the settlings that ask the core what next.
+    func pendingSettlings(into users: inout [String]) {
+        users.removeAll(keepingCapacity: true)
+        for (user, stage) in settlings where stage == .asking { users.append(user) }
+        users.sort()
+    }
+
+    /// Replaces `users` with the users whose persisted timelines are being read.
+    func pendingLoads(into users: inout [String]) {
+        users.removeAll(keepingCapacity: true)
+        users.append(contentsOf: loads.keys)
+        users.sort()
+    }
+
+    /// Replaces `list` with the requests at the server, each with whether it has been answered.
+    func requests(into list: inout [(id: Int, isAnswered: Bool)]) {
+        list.removeAll(keepingCapacity: true)
+        for (id, request) in requests { list.append((id, request.answer != nil)) }
+        list.sort { $0.id < $1.id }
+    }
+
+    private func collected<Element>(_ fill: (inout [Element]) -> Void) -> [Element] {
+        var list: [Element] = []
+        fill(&list)
+        return list
+    }
+
+    private func collected(requests isAnswered: (Bool) -> Bool) -> [Int] {
+        var list: [(id: Int, isAnswered: Bool)] = []
+        requests(into: &list)
+        return list.compactMap { isAnswered($0.isAnswered) ? $0.id : nil }
+    }
 
     /// Whether nothing is in flight.
     var isQuiet: Bool {

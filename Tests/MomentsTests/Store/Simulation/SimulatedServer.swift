@@ -72,12 +72,12 @@ struct SimulatedServer {
         let moments = (timelines[userID] ?? []).map { id in
             let ids = likers[id] ?? []
             return Moment(
-                id: id, userDetails: AnswerTexts.author, type: .photos, title: AnswerTexts.title(of: id), photos: AnswerTexts.photos(of: id),
+                id: id, userDetails: AnswerTexts.author, type: .photos, title: AnswerTexts.of(id).title, photos: AnswerTexts.of(id).photos,
                 createdDate: "1605521360", isLiked: model == .global ? globallyLiked[id] ?? false : ids.contains(userID),
-                likes: ids.map(AnswerTexts.likedUser)
+                likes: ids.map { AnswerTexts.of($0).likedUser }
             )
         }
-        return MomentsDetails(userDetails: AnswerTexts.owner(userID), moments: moments)
+        return MomentsDetails(userDetails: AnswerTexts.of(userID).owner, moments: moments)
     }
 
     /// Applies `userID`'s like or unlike of `momentID` (idempotent; an unknown moment is
@@ -109,24 +109,26 @@ struct SimulatedServer {
 
 /// The texts of the server's answers, made once for the ids simulations use: a timeline
 /// is computed at every request, with the same texts each time.
-private enum AnswerTexts {
+private struct AnswerTexts {
     static let author = Moment.MomentUserDetails(id: "author", name: "Author", avatar: "https://img/author.jpg")
-    private static let ids = (0..<16).map { "u\($0)" } + (0..<16).map { "m\($0)" }
-    private static let owners = Dictionary(uniqueKeysWithValues: ids.map { ($0, makeOwner($0)) })
-    private static let likedUsers = Dictionary(uniqueKeysWithValues: ids.map { ($0, makeLikedUser($0)) })
-    private static let titles = Dictionary(uniqueKeysWithValues: ids.map { ($0, "Moment \($0)") })
-    private static let photos = Dictionary(uniqueKeysWithValues: ids.map { ($0, ["https://img/\($0).jpg"]) })
+    private static let made = Dictionary(uniqueKeysWithValues: ((0..<16).map { "u\($0)" } + (0..<16).map { "m\($0)" }).map { ($0, AnswerTexts($0)) })
 
-    static func owner(_ userID: String) -> UserDetails { owners[userID] ?? makeOwner(userID) }
-    static func likedUser(_ userID: String) -> Moment.LikedUser { likedUsers[userID] ?? makeLikedUser(userID) }
-    static func title(of momentID: String) -> String { titles[momentID] ?? "Moment \(momentID)" }
-    static func photos(of momentID: String) -> [String] { photos[momentID] ?? ["https://img/\(momentID).jpg"] }
+    /// As a timeline's owner.
+    let owner: UserDetails
+    /// As a liker.
+    let likedUser: Moment.LikedUser
+    /// As a moment.
+    let title: String
+    let photos: [String]
 
-    private static func makeOwner(_ userID: String) -> UserDetails {
-        UserDetails(id: userID, name: "User \(userID)", avatar: "https://img/\(userID).jpg", backgroundImage: "https://img/bg.jpg")
+    private init(_ id: String) {
+        let image = "https://img/\(id).jpg"
+        owner = UserDetails(id: id, name: "User \(id)", avatar: image, backgroundImage: "https://img/bg.jpg")
+        likedUser = Moment.LikedUser(id: id, avatar: image)
+        title = "Moment \(id)"
+        photos = [image]
     }
 
-    private static func makeLikedUser(_ userID: String) -> Moment.LikedUser {
-        Moment.LikedUser(id: userID, avatar: "https://img/\(userID).jpg")
-    }
+    /// The texts of `id` (a user's or a moment's).
+    static func of(_ id: String) -> AnswerTexts { made[id] ?? AnswerTexts(id) }
 }
