@@ -128,8 +128,8 @@ final class CurlTransfer: @unchecked Sendable {
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte >= 0x80 { return nil }  // not ASCII: lowercased as Unicode text below
-                if let start = schemeEnd {
-                    if index >= start, byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
+                if schemeEnd != nil {
+                    if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
                         end = index
                         break
                     }
