@@ -551,8 +551,8 @@ final class CoreWorld {
     // Each list is sorted (a dictionary's order differs from run to run; the seed alone
     // decides). Quiescence, which asks at every step, fills lists it keeps (`…(into:)`);
     // a step takes them made.
-    var unprocessed: [Int] { collected(requests: { !$0 }) }
-    var answered: [Int] { collected(requests: { $0 }) }
+    var unprocessed: [Int] { requestIDs(answered: false) }
+    var answered: [Int] { requestIDs(answered: true) }
     var turnsGiven: [Int] { collected(turnsGiven(into:)) }
     var finishedRefreshes: [Int] { collected(finishedRefreshes(into:)) }
     var pendingSettlings: [String] { collected(pendingSettlings(into:)) }
@@ -599,10 +599,8 @@ final class CoreWorld {
         return list
     }
 
-    private func collected(requests isAnswered: (Bool) -> Bool) -> [Int] {
-        var list: [(id: Int, isAnswered: Bool)] = []
-        requests(into: &list)
-        return list.compactMap { isAnswered($0.isAnswered) ? $0.id : nil }
+    private func requestIDs(answered: Bool) -> [Int] {
+        collected(requests(into:)).compactMap { $0.isAnswered == answered ? $0.id : nil }
     }
 
     /// Whether nothing is in flight.

@@ -71,8 +71,9 @@ struct SimulatedServer {
     func timeline(_ userID: String) -> MomentsDetails {
         let moments = (timelines[userID] ?? []).map { id in
             let ids = likers[id] ?? []
+            let texts = AnswerTexts.of(id)
             return Moment(
-                id: id, userDetails: AnswerTexts.author, type: .photos, title: AnswerTexts.of(id).title, photos: AnswerTexts.of(id).photos,
+                id: id, userDetails: AnswerTexts.author, type: .photos, title: texts.title, photos: texts.photos,
                 createdDate: "1605521360", isLiked: model == .global ? globallyLiked[id] ?? false : ids.contains(userID),
                 likes: ids.map { AnswerTexts.of($0).likedUser }
             )
