@@ -24,6 +24,37 @@ struct LikeCall {
     var showsIntent = false
 }
 
+/// One (user, moment) pair's like calls past loading, in call order: never empty, and
+/// a chain of one call (nearly every chain) allocates nothing.
+struct LikeChain {
+    /// The first call: the one sending.
+    private(set) var head: StoreCore.CallID
+    /// The calls waiting behind it, in call order.
+    private var waiting: [StoreCore.CallID] = []
+
+    init(_ call: StoreCore.CallID) {
+        head = call
+    }
+
+    var count: Int { 1 + waiting.count }
+
+    mutating func append(_ call: StoreCore.CallID) {
+        waiting.append(call)
+    }
+
+    /// Removes `call`; returns where it stood, or `nil` if it is not in the chain. A
+    /// chain whose only call was removed is left as it was, for its owner to drop.
+    mutating func remove(_ call: StoreCore.CallID) -> Int? {
+        if call == head {
+            if !waiting.isEmpty { head = waiting.removeFirst() }
+            return 0
+        }
+        guard let index = waiting.firstIndex(of: call) else { return nil }
+        waiting.remove(at: index)
+        return index + 1
+    }
+}
+
 /// Likes in flight: the chains that keep each (user, moment) pair's likes in call
 /// order, and the registers whose difference with an answer waits on one of them.
 struct LikeBook {
@@ -32,7 +63,7 @@ struct LikeBook {
     /// Each (user, moment) pair's calls past loading, in call order: the first is the
     /// one sending; each later one waits until the one before it ended, so likes reach
     /// the server in call order. A pair is here while one of its calls is.
-    var chains: [LikeKey: [StoreCore.CallID]] = [:]
+    var chains: [LikeKey: LikeChain] = [:]
     /// How many likes each user has in flight (their timeline is not evicted meanwhile).
     var inFlightPerUser: [String: Int] = [:]
     /// Registers whose difference with an answer waits on the liker's like in flight:

@@ -23,6 +23,7 @@ extension StoreCore {
             }
         }
         persist(applied.batch, into: &actions)
+        state.recycle(applied)
     }
 
     /// Applies an answer under the ordering rule and emits what changed; returns what to

@@ -16,10 +16,9 @@ extension StoreCore {
             }
         }
         refreshes.requestStarts[id] = now
-        var chain = likes.chains[key] ?? []
-        chain.append(id)
-        likes.chains[key] = chain
-        call.phase = chain.count == 1 || brokenRules.contains(.likesUnchained) ? .sending : .waiting
+        let isFirst = likes.chains[key] == nil
+        if isFirst { likes.chains[key] = LikeChain(id) } else { likes.chains[key]?.append(id) }
+        call.phase = isFirst || brokenRules.contains(.likesUnchained) ? .sending : .waiting
         likes.calls[id] = call
         if call.phase == .sending { actions.append(.send(id)) }
     }
@@ -50,10 +49,11 @@ extension StoreCore {
             // The chain's next call is sent now: this one's request has ended.
             if let next { actions.append(.send(next)) }
         }
-        if let applied {
+        if let applied = applied.take() {
             finishLike(call, id: id, failed: false, answerChangedLikersView: applied.likersViewChanged, at: now, into: &actions)
             if applied.needsConvergence { scheduleSettling(key.userID, since: now, into: &actions) }
             persist(applied.batch, into: &actions)
+            state.recycle(applied)
             actions.append(.invalidateCachedTimelines(momentID: key.momentID, liker: key.userID))
             return
         }
@@ -70,10 +70,13 @@ extension StoreCore {
 
     /// Takes call `id` out of its chain; returns the call to send next, if it was first.
     private mutating func leaveChain(_ id: CallID, key: LikeKey) -> CallID? {
-        guard var chain = likes.chains[key], let position = chain.firstIndex(of: id) else { return nil }
-        chain.remove(at: position)
-        likes.chains[key] = chain.isEmpty ? nil : chain
-        guard position == 0, let first = chain.first, likes.calls[first]?.phase == .waiting else { return nil }
+        guard let (count, head) = likes.chains[key].map({ ($0.count, $0.head) }) else { return nil }
+        if count == 1 {
+            if head == id { likes.chains[key] = nil }
+            return nil
+        }
+        // Changed in place, where the dictionary holds it.
+        guard likes.chains[key]?.remove(id) == 0, let first = likes.chains[key]?.head, likes.calls[first]?.phase == .waiting else { return nil }
         likes.calls[first]?.phase = .sending
         return first
     }

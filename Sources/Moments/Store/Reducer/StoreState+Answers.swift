@@ -29,7 +29,7 @@ extension StoreState {
                                   hasDivergentMoments: !divergentMoments.isEmpty, likesAreExclusive: likesAreExclusive)
         let existing = timelines[userID]
         let known = try answerRecords(of: details.moments, for: userID, listedBefore: existing)
-        var applied = Applied()
+        var applied = makeApplied()
         let step = MomentStep(userID: userID, evidence: evidence, momentEvidence: momentEvidence, policy: policy,
                               pin: policy.likedMomentID.flatMap { likePin(on: $0, in: details, for: userID, evidence: evidence) })
         let (members, created) = applyMoments(details.moments, records: known, step: step, into: &applied, isLikeInFlight: isLikeInFlight)

@@ -33,7 +33,8 @@ extension StoreState {
         timeline.lastUse = useClock
         let moments = details.moments
         let sameOwnerAndList = newMembers == nil && timeline.userDetails == details.userDetails
-        var differingIsLiked: [Int] = []
+        var differingIsLiked = makeIndices()
+        defer { recycle(indices: differingIsLiked) }
         if newMembers == nil {
             for index in moments.indices where timeline.entries[index].isLiked != moments[index].isLiked { differingIsLiked.append(index) }
         }

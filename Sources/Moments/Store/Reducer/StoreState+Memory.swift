@@ -13,14 +13,14 @@ extension StoreState {
         version &+= 1
         let liker = intent.liker.id
         let isLiked = entryIsLiked(of: liker, on: momentID)
-        let before = view(record, isLiked: isLiked, by: liker)
+        let before = record.likerView(isLiked: isLiked, by: liker)
         record.revision &+= 1
         if let index = record.intents.firstIndex(where: { $0.liker.id == liker }) {
             record.intents[index] = intent
         } else {
             record.intents.append(intent)
         }
-        return view(record, isLiked: isLiked, by: liker) != before
+        return LikerView(value: record.value, isLiked: isLiked, intent: intent) != before
     }
 
     /// The generation of `likerID`'s like in flight on `momentID`, if any.
@@ -36,10 +36,10 @@ extension StoreState {
         }
         version &+= 1
         let isLiked = entryIsLiked(of: likerID, on: momentID)
-        let before = view(record, isLiked: isLiked, by: likerID)
+        let before = record.likerView(isLiked: isLiked, by: likerID)
         record.revision &+= 1
         record.intents.removeAll { $0.liker.id == likerID }
-        let changed = view(record, isLiked: isLiked, by: likerID) != before
+        let changed = record.likerView(isLiked: isLiked, by: likerID) != before
         retireIfUnused(momentID)
         return (true, changed)
     }

@@ -65,6 +65,7 @@ extension StoreState {
         case .sameList(let own): if skims { unskimmed = skimUnchanged(moments, records: own, evidence: step.evidence, sparing: likedID) }
         case .newList: members.reserveCapacity(moments.count)
         }
+        defer { if let unskimmed { recycle(indices: unskimmed) } }
         for position in 0..<(unskimmed?.count ?? moments.count) {
             let index = unskimmed?[position] ?? position
             let moment = moments[index]
@@ -110,13 +111,12 @@ extension StoreState {
         let pin = step.pin(of: id)
         // The liker's view of the moment their like mutated, while their like is still
         // shown on top: the like's end emits it, if this answer changed it.
-        let likerViewBefore = pin != nil && record.intents.contains(where: { $0.liker.id == step.userID })
-            ? view(record, isLiked: nil, by: step.userID) : nil
+        let likerViewBefore = pin != nil ? record.intent(of: step.userID).map { LikerView(value: record.value, isLiked: nil, intent: $0) } : nil
         let merge = record.merge(moment, evidence: step.evidence(of: id), pin: pin, likesAreExclusive: likesAreExclusive) { liker in
             isLikeInFlight(LikeKey(userID: liker, momentID: id))
         }
         if merge.changed {
-            if let likerViewBefore, view(record, isLiked: nil, by: step.userID) != likerViewBefore { applied.likersViewChanged = true }
+            if let likerViewBefore, record.likerView(isLiked: nil, by: step.userID) != likerViewBefore { applied.likersViewChanged = true }
             applied.changedMoments.append(id)
             applied.changedPositions.append(index)
             if step.policy.persists { applied.batch.moments[id] = record.value }
@@ -147,7 +147,7 @@ extension StoreState {
     /// answer repeating what the store holds, or served from memory) is settled without
     /// retaining the record or the box; other moments compare field by field.
     private func skimUnchanged(_ moments: [Moment], records: [MomentRecord], evidence: Evidence, sparing pinnedID: String?) -> [Int] {
-        var others: [Int] = []
+        var others = makeIndices()
         moments.withUnsafeBufferPointer { moments in
             records.withUnsafeBufferPointer { records in
                 for index in moments.indices {

@@ -78,6 +78,11 @@ final class StoreState {
     var version: UInt64 = 0
     /// The last timeline ``displayedTimeline(_:)`` assembled, while still current.
     private var lastDisplayed: (userID: String, version: UInt64, details: MomentsDetails)?
+    /// The lists of the last ``Applied`` given back (``recycle(_:)``), emptied: the next
+    /// answer's are built in their storage, not in new allocations.
+    private var spareApplied = Applied()
+    /// Storage for the lists of indices an answer's steps build and drop.
+    private var spareIndices: [Int] = []
     let capacity: Int
     /// Whether this store is the only writer of its likers' likes (no other instance
     /// shares its storage): its likes' answers are then the authority for their
@@ -87,6 +92,43 @@ final class StoreState {
     init(capacity: Int, likesAreExclusive: Bool = true) {
         self.capacity = max(1, capacity)
         self.likesAreExclusive = likesAreExclusive
+    }
+
+    /// An empty ``Applied``, in the storage of the last one given back.
+    func makeApplied() -> Applied {
+        var applied = Applied()
+        swap(&applied, &spareApplied)
+        return applied
+    }
+
+    /// Takes back an ``Applied`` its caller is done with, keeping its lists' storage (if
+    /// small) for the next answer.
+    func recycle(_ applied: consuming Applied) {
+        var used = consume applied
+        var spare = Applied()
+        // Moved, not copied: emptied in place when nothing else holds them.
+        func keep<Element>(_ list: inout [Element], from used: inout [Element]) {
+            guard used.capacity <= 64 else { return }
+            swap(&list, &used)
+            list.removeAll(keepingCapacity: true)
+        }
+        keep(&spare.changedMoments, from: &used.changedMoments)
+        keep(&spare.changedPositions, from: &used.changedPositions)
+        keep(&spare.changedEntries, from: &used.changedEntries)
+        spareApplied = spare
+    }
+
+    /// Indices in the storage of the last list given back, empty.
+    func makeIndices() -> [Int] {
+        var indices: [Int] = []
+        swap(&indices, &spareIndices)
+        indices.removeAll(keepingCapacity: true)
+        return indices
+    }
+
+    /// Keeps `indices`' storage (if small) for the next list of indices.
+    func recycle(indices: consuming [Int]) {
+        if indices.capacity <= 256 { spareIndices = indices }
     }
 
     // MARK: - Reading
@@ -229,7 +271,7 @@ final class StoreState {
     func view(_ record: MomentRecord, isLiked: Bool?, by userID: String) -> Moment {
         var moment = record.value
         moment.isLiked = isLiked
-        if !record.intents.isEmpty, let intent = record.intents.first(where: { $0.liker.id == userID }) {
+        if let intent = record.intent(of: userID) {
             moment.setLike(intent.isLiked, by: intent.liker)
             moment.isLiked = intent.isLiked
         }
