@@ -61,15 +61,16 @@ extension MomentsStore {
         await waitForTurn(call)
         let outcome: StoreCore.LikeOutcome
         var failure: any Error = CancellationError()
-        var answer: MomentsAnswer?
+        // The answer's timeline, should the store no longer hold the liker's.
+        var answered: MomentsDetails?
         if Task.isCancelled {
             outcome = .notSent
         } else {
             let sent = instant
             do {
                 let received = try await service.likeAnswer(isLiked, momentID: momentID, fromUserID: userID)
-                answer = received
-                outcome = .answered(received, sent: sent)
+                answered = received.details
+                outcome = .answered(consume received, sent: sent)
             } catch {
                 failure = error
                 outcome = .failed(mayHaveReachedServer: service.likeMayHaveReachedServer(failingWith: error))
@@ -77,11 +78,11 @@ extension MomentsStore {
         }
         ended = true
         let now = instant
-        let reading = keepsConfirmationIntervals && answer != nil
+        let reading = keepsConfirmationIntervals && answered != nil
             ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
-        let performed = act(.likeEnded(call, outcome), at: now, reading: reading)
+        let performed = act(.likeEnded(call, consume outcome), at: now, reading: reading)
         if let refusal = performed.refusal { throw refusal }
-        guard let answer else { throw failure }
+        guard let answered else { throw failure }
         if let invalidation = performed.invalidation {
             await invalidateCachedTimelines(holding: invalidation.momentID, liker: invalidation.liker)
         }
@@ -91,7 +92,7 @@ extension MomentsStore {
         } else {
             try await writer.wait(for: performed.ticket)
         }
-        return state.displayedTimeline(userID) ?? answer.details
+        return state.displayedTimeline(userID) ?? answered
     }
 
     private func invalidateCachedTimelines(holding momentID: String, liker: String) async {

@@ -83,7 +83,7 @@ extension MomentsStore {
                 }
             } else {
                 let answer = try await service.refreshAnswer(userID: userID, source: source, withLikes: configuration.withLikes)
-                try await receiveRefreshAnswer(answer, for: userID, sent: started, source: source)
+                try await receiveRefreshAnswer(consume answer, for: userID, sent: started, source: source)
             }
             last = state.displayedTimeline(userID)
         } catch {
@@ -103,11 +103,12 @@ extension MomentsStore {
         return last
     }
 
-    private func receiveRefreshAnswer(_ answer: MomentsAnswer, for userID: String, sent: StoreInstant, source: TimelineSource) async throws {
+    private func receiveRefreshAnswer(_ answer: consuming MomentsAnswer, for userID: String, sent: StoreInstant, source: TimelineSource) async throws {
         let now = instant
         let reading = keepsConfirmationIntervals && answer.origin != .cache
             ? ClockReading(configuration.clock, margin: configuration.clockSkewTolerance / 2) : nil
-        let performed = act(.refreshAnswered(userID: userID, answer: answer, sent: sent, source: source), at: now, reading: reading)
+        // The answer is moved into the event, not copied.
+        let performed = act(.refreshAnswered(userID: userID, answer: consume answer, sent: sent, source: source), at: now, reading: reading)
         if let refusal = performed.refusal { throw refusal }
         do {
             // Untraced (the common case), the writer is awaited without the span's frame.

@@ -7,7 +7,7 @@ extension StoreCore {
         _ answer: MomentsAnswer, for userID: String, sent: StoreInstant, source: TimelineSource, reading: ClockReading?,
         at now: StoreInstant, into actions: inout [Action]
     ) {
-        let applied: StoreState.Applied
+        var applied: StoreState.Applied
         do {
             applied = try apply(answer, for: userID, sent: sent, likeOf: nil, reading: reading, at: now, into: &actions)
         } catch {
@@ -22,8 +22,8 @@ extension StoreCore {
             case .cache: break
             }
         }
-        persist(applied.batch, into: &actions)
-        state.recycle(applied)
+        persist(applied.takeBatch(), into: &actions)
+        state.recycle(consume applied)
     }
 
     /// Applies an answer under the ordering rule and emits what changed; returns what to
@@ -58,7 +58,7 @@ extension StoreCore {
         likes.contested.formUnion(applied.contestedLikers)
         publish(applied, for: userID, likedBy: momentID.map { _ in userID }, likedMoment: momentID, into: &actions)
         evictIfNeeded(sparing: userID, into: &actions)
-        return applied
+        return consume applied
     }
 
     /// A debug record of what applying `answer` did.

@@ -25,7 +25,7 @@ extension StoreCore {
 
     /// Ends a like call: its answer applied (or its intent taken back), its chain's next
     /// call sent, and what only the server can settle scheduled.
-    mutating func endLike(_ id: CallID, _ outcome: LikeOutcome, reading: ClockReading?, at now: StoreInstant, into actions: inout [Action]) {
+    mutating func endLike(_ id: CallID, _ outcome: consuming LikeOutcome, reading: ClockReading?, at now: StoreInstant, into actions: inout [Action]) {
         guard let call = likes.calls.removeValue(forKey: id) else { return }
         let key = call.key
         defer {
@@ -36,12 +36,19 @@ extension StoreCore {
         // Its own answer is applied while the call is still in its chain.
         var applied: StoreState.Applied?
         var refusal: (any Error)?
-        if case .answered(let answer, let sent) = outcome {
+        var mayHaveReachedServer = false
+        // Taken apart, not copied: the answer is applied in place.
+        switch consume outcome {
+        case .answered(let answer, let sent):
             do {
                 applied = try apply(answer, for: key.userID, sent: sent, likeOf: key.momentID, reading: reading, at: now, into: &actions)
             } catch {
                 refusal = error
             }
+        case .failed(let reached):
+            mayHaveReachedServer = reached
+        case .notSent:
+            break
         }
         let next = leaveChain(id, key: key)
         defer {
@@ -49,18 +56,18 @@ extension StoreCore {
             // The chain's next call is sent now: this one's request has ended.
             if let next { actions.append(.send(next)) }
         }
-        if let applied = applied.take() {
+        if var applied = applied.take() {
             finishLike(call, id: id, failed: false, answerChangedLikersView: applied.likersViewChanged, at: now, into: &actions)
             if applied.needsConvergence { scheduleSettling(key.userID, since: now, into: &actions) }
-            persist(applied.batch, into: &actions)
-            state.recycle(applied)
+            persist(applied.takeBatch(), into: &actions)
+            state.recycle(consume applied)
             actions.append(.invalidateCachedTimelines(momentID: key.momentID, liker: key.userID))
             return
         }
         finishLike(call, id: id, failed: true, at: now, into: &actions)
         if let refusal {
             actions.append(.refuse(refusal))
-        } else if case .failed(mayHaveReachedServer: true) = outcome {
+        } else if mayHaveReachedServer {
             // The server may have applied the like and lost its answer: only the
             // server can say, so a refetch sent after this failure settles it.
             debug("the like of \(key.momentID) failed after it may have reached the server; refetching", userID: key.userID, into: &actions)

@@ -196,7 +196,7 @@ struct StoreCore {
     }
 
     /// Queues `batch` for the owner to write.
-    mutating func persist(_ batch: PersistenceBatch, into actions: inout [Action]) {
+    mutating func persist(_ batch: consuming PersistenceBatch, into actions: inout [Action]) {
         batches.append(batch)
         actions.append(.persist)
     }

@@ -21,9 +21,32 @@ struct LikerView: Equatable {
         guard lhs.value.sameContent(as: rhs.value) else { return false }
         switch (lhs.value.likes, rhs.value.likes) {
         case (nil, nil): return true
-        case let (left?, right?): return ShownLikes(left, intent: lhs.intent).elementsEqual(ShownLikes(right, intent: rhs.intent))
+        case let (left?, right?): return shownLikesEqual(left, lhs.intent, right, rhs.intent)
         default: return false
         }
+    }
+
+    /// Whether `left` with `leftIntent` applied and `right` with `rightIntent` applied are
+    /// the same list, as ``Moment/setLike(_:by:)`` applies a like in flight (a like adds
+    /// its liker at the end if absent, an unlike removes their first entry); read in
+    /// place, by index.
+    private static func shownLikesEqual(
+        _ left: [Moment.LikedUser], _ leftIntent: LikeIntent?, _ right: [Moment.LikedUser], _ rightIntent: LikeIntent?
+    ) -> Bool {
+        let leftShape = ShownShape(left, intent: leftIntent)
+        let rightShape = ShownShape(right, intent: rightIntent)
+        guard leftShape.count == rightShape.count else { return false }
+        for position in 0..<leftShape.count {
+            let leftIndex = leftShape.index(of: position)
+            let rightIndex = rightShape.index(of: position)
+            switch (leftIndex < left.count, rightIndex < right.count) {
+            case (true, true): guard left[leftIndex] == right[rightIndex] else { return false }
+            case (true, false): guard let liker = rightIntent?.liker, left[leftIndex] == liker else { return false }
+            case (false, true): guard let liker = leftIntent?.liker, right[rightIndex] == liker else { return false }
+            case (false, false): guard leftIntent?.liker == rightIntent?.liker else { return false }
+            }
+        }
+        return true
     }
 }
 
@@ -39,41 +62,35 @@ extension Optional<LikeIntent> {
     }
 }
 
-/// A `likes` list with a like in flight applied, as ``Moment/setLike(_:by:)`` applies
-/// it, read in place: a like adds its liker at the end if absent, an unlike removes
-/// their first entry.
-private struct ShownLikes: Sequence, IteratorProtocol {
-    private let list: [Moment.LikedUser]
-    private var removed: String?
-    private var appended: Moment.LikedUser?
-    private var index = 0
+/// Where a `likes` list's entries stand once a like in flight is applied: the entry
+/// an unlike removes, and whether a like appends its liker (the position past the list).
+private struct ShownShape {
+    /// The index of the entry removed, if any.
+    let removed: Int?
+    /// The number of entries shown.
+    let count: Int
 
     init(_ list: [Moment.LikedUser], intent: LikeIntent?) {
-        self.list = list
         guard let intent else {
             removed = nil
+            count = list.count
             return
         }
+        let present = list.firstIndex { $0.id == intent.liker.id }
         if intent.isLiked {
             removed = nil
-            appended = list.contains { $0.id == intent.liker.id } ? nil : intent.liker
+            count = present == nil ? list.count + 1 : list.count
         } else {
-            removed = intent.liker.id
+            removed = present
+            count = present == nil ? list.count : list.count - 1
         }
     }
 
-    mutating func next() -> Moment.LikedUser? {
-        while index < list.count {
-            let user = list[index]
-            index += 1
-            if let id = removed, user.id == id {
-                removed = nil
-                continue
-            }
-            return user
-        }
-        defer { appended = nil }
-        return appended
+    /// The list's index of the entry shown at `position` (the list's count for a liker
+    /// appended).
+    func index(of position: Int) -> Int {
+        guard let removed, position >= removed else { return position }
+        return position + 1
     }
 }
 

@@ -56,6 +56,13 @@ final class StoreState {
         var contestedLikers: [LikeKey] = []
         /// What to persist.
         var batch = PersistenceBatch()
+
+        /// Moves ``batch`` out, leaving an empty one.
+        mutating func takeBatch() -> PersistenceBatch {
+            var taken = PersistenceBatch()
+            swap(&taken, &batch)
+            return taken
+        }
     }
 
     /// Written only by `StoreState` (its extensions included); read by the store.

@@ -9,7 +9,11 @@ import MomentsSupport
 /// `AsyncStream` buffering the newest element with a lock and one optional, without a
 /// queue: the store delivers a snapshot on every change, to every subscriber.
 final class LatestValueMailbox<Value: Sendable>: Sendable {
-    typealias Waiter = CheckedContinuation<Value?, Never>
+    /// Unchecked: a waiter is stored, and taken out, only under the lock, and whoever
+    /// takes it out resumes it (``deliver(_:)``, ``finish(keepingLast:)``); ``next()``
+    /// resumes one it did not store. So each is resumed exactly once, and the checked
+    /// kind's allocation per wait is spared on every delivery a consumer waits for.
+    typealias Waiter = UnsafeContinuation<Value?, Never>
 
     private struct State {
         var pending: Value?
@@ -59,7 +63,7 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     func next() async -> Value? {
         // A value already waiting is taken without a continuation.
         if let ready = state.withLock(Self.take) { return ready }
-        return await withCheckedContinuation { (continuation: Waiter) in
+        return await withUnsafeContinuation { (continuation: Waiter) in
             let ready = state.withLock { state -> Value?? in
                 if let ready = Self.take(from: &state) { return ready }
                 state.waiter = continuation

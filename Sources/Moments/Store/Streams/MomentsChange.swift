@@ -128,17 +128,37 @@ public struct MomentChange: Sendable, Hashable {
     /// The moment as ``holders`` see it, with `isLiked` `nil` (it belongs to each
     /// viewer): the confirmed value, or for an optimistic or rolled-back change the
     /// moment as the liker sees it. Use ``moment(for:)`` for one user's view.
-    public let moment: Moment
+    public var moment: Moment { storage.moment }
     /// How settled ``moment`` is.
-    public let phase: Phase
+    public var phase: Phase { storage.phase }
     /// The user whose like (or its answer, or its failure) caused the change; `nil`
     /// for an answer of a refresh.
-    public let likedBy: String?
+    public var likedBy: String? { storage.likedBy }
     /// The users in memory whose view of the moment changed.
-    public let holders: Set<String>
+    public var holders: Set<String> { storage.holders }
     /// Each holder's own values: `isLiked` as that user's newest answer gave it, and the
     /// whole view of a holder whose own like of the moment is in flight.
-    private let viewers: Viewers
+    private var viewers: Viewers { storage.viewers }
+
+    /// The change's values, shared by its copies: a change travels through the store's
+    /// actions, into the feed's log and to every consumer, one reference each.
+    private final class Storage: Sendable {
+        let moment: Moment
+        let phase: Phase
+        let likedBy: String?
+        let holders: Set<String>
+        let viewers: Viewers
+
+        init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, viewers: Viewers) {
+            self.moment = moment
+            self.phase = phase
+            self.likedBy = likedBy
+            self.holders = holders
+            self.viewers = viewers
+        }
+    }
+
+    private let storage: Storage
 
     /// Holders' own values, kept without dictionaries when one holder has any (the usual
     /// change: a timeline's owner, or a liker). A holder has either a view (its like is
@@ -152,6 +172,7 @@ public struct MomentChange: Sendable, Hashable {
 
     package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, isLiked: [String: Bool] = [:], views: [String: Moment] = [:]) {
         let viewer = isLiked.count + views.count == 1 ? (isLiked.first?.key ?? views.first?.key) : nil
+        let viewers: Viewers
         if isLiked.isEmpty, views.isEmpty {
             viewers = .none
         } else if let viewer {
@@ -159,20 +180,30 @@ public struct MomentChange: Sendable, Hashable {
         } else {
             viewers = .many(isLiked: isLiked, views: views)
         }
-        self.moment = moment
-        self.phase = phase
-        self.likedBy = likedBy
-        self.holders = holders
+        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: holders, viewers: viewers)
     }
 
     /// A change whose own values belong to `viewer` alone: their `isLiked` (`nil`:
     /// unknown) and, if their like is in flight, their whole view.
     package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, viewer: String, isLiked: Bool?, view: Moment?) {
-        self.moment = moment
-        self.phase = phase
-        self.likedBy = likedBy
-        self.holders = holders
-        viewers = isLiked == nil && view == nil ? .none : .one(viewer, isLiked: isLiked, view: view)
+        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: holders,
+                          viewers: isLiked == nil && view == nil ? .none : .one(viewer, isLiked: isLiked, view: view))
+    }
+
+    /// Whether the two changes carry the same values.
+    public static func == (lhs: MomentChange, rhs: MomentChange) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.moment == rhs.moment && lhs.phase == rhs.phase && lhs.likedBy == rhs.likedBy && lhs.holders == rhs.holders
+                && lhs.viewers == rhs.viewers)
+    }
+
+    /// Hashes what equality compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(moment)
+        hasher.combine(phase)
+        hasher.combine(likedBy)
+        hasher.combine(holders)
+        hasher.combine(viewers)
     }
 
     /// The moment as `userID`'s timeline shows it: ``moment`` with `isLiked` as that

@@ -35,6 +35,10 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
             return mailbox
         }
 
+        /// The live mailboxes in subscription order, if kept since the last removal
+        /// (read without changing anything).
+        var kept: [Mailbox]? { live }
+
         /// The live mailboxes in subscription order.
         mutating func ordered() -> [Mailbox] {
             if let live { return live }
@@ -103,11 +107,25 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
             var found: [(userID: String, mailboxes: [Mailbox])] = []
             guard !state.byUser.isEmpty else { return found }
             for user in users {
-                guard let mailboxes = state.byUser[user]?.ordered() else { continue }
+                guard let mailboxes = Self.mailboxes(of: user, in: &state) else { continue }
                 found.append((user, mailboxes))
             }
             return found
         }
+    }
+
+    /// `userID`'s subscribers' mailboxes in subscription order, or `nil` if they have
+    /// none: ``subscribers(among:)`` for one user, without a list of users.
+    func subscribers(of userID: String) -> [Mailbox]? {
+        state.withLock { state in state.byUser.isEmpty ? nil : Self.mailboxes(of: userID, in: &state) }
+    }
+
+    /// The mailboxes of `userID`'s subscribers: read in place while kept (nearly
+    /// always: they are rebuilt only after a removal).
+    private static func mailboxes(of userID: String, in state: inout State) -> [Mailbox]? {
+        guard let subscribers = state.byUser[userID] else { return nil }
+        if let kept = subscribers.kept { return kept }
+        return state.byUser[userID]?.ordered()
     }
 
     func count(for userID: String) -> Int {
