@@ -4,93 +4,83 @@
 /// timeline's owner (every snapshot, every write and every answer carries one) retains
 /// one reference instead of four strings, and setting a field makes a new box.
 public struct UserDetails: Codable, Sendable, Hashable, Identifiable {
-    /// The fields, shared by every copy; never changed once made.
-    private final class Fields: Sendable {
-        let id: String
-        let name: String
-        let avatar: String
-        let backgroundImage: String
-
-        init(id: String, name: String, avatar: String, backgroundImage: String) {
-            self.id = id
-            self.name = name
-            self.avatar = avatar
-            self.backgroundImage = backgroundImage
-        }
+    /// The four fields; their synthesized conformances are the user's.
+    private struct Fields: Codable, Sendable, Hashable {
+        var id: String
+        var name: String
+        var avatar: String
+        var backgroundImage: String
     }
 
-    private var fields: Fields
+    /// The fields, shared by every copy; never changed once made.
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
 
     /// The user's id, as the BFF knows it.
     public var id: String {
-        get { fields.id }
-        set { fields = Fields(id: newValue, name: name, avatar: avatar, backgroundImage: backgroundImage) }
+        get { box.fields.id }
+        set { change { $0.id = newValue } }
     }
 
     /// The user's display name.
     public var name: String {
-        get { fields.name }
-        set { fields = Fields(id: id, name: newValue, avatar: avatar, backgroundImage: backgroundImage) }
+        get { box.fields.name }
+        set { change { $0.name = newValue } }
     }
 
     /// The URL of the user's avatar image.
     public var avatar: String {
-        get { fields.avatar }
-        set { fields = Fields(id: id, name: name, avatar: newValue, backgroundImage: backgroundImage) }
+        get { box.fields.avatar }
+        set { change { $0.avatar = newValue } }
     }
 
     /// The URL of the image shown behind the user's timeline.
     public var backgroundImage: String {
-        get { fields.backgroundImage }
-        set { fields = Fields(id: id, name: name, avatar: avatar, backgroundImage: newValue) }
+        get { box.fields.backgroundImage }
+        set { change { $0.backgroundImage = newValue } }
     }
 
     /// A user with every field given.
     public init(id: String, name: String, avatar: String, backgroundImage: String) {
-        fields = Fields(id: id, name: name, avatar: avatar, backgroundImage: backgroundImage)
+        box = Box(Fields(id: id, name: name, avatar: avatar, backgroundImage: backgroundImage))
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case id, name, avatar, backgroundImage
+    /// Puts the fields, changed, in a new box: copies made before keep the old one.
+    private mutating func change(_ update: (inout Fields) -> Void) {
+        var fields = box.fields
+        update(&fields)
+        box = Box(fields)
     }
 
-    /// Decodes the four fields, each required.
+    /// Decodes the four fields (`id`, `name`, `avatar`, `backgroundImage`), each required.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try container.decode(String.self, forKey: .id), name: try container.decode(String.self, forKey: .name),
-            avatar: try container.decode(String.self, forKey: .avatar),
-            backgroundImage: try container.decode(String.self, forKey: .backgroundImage)
-        )
+        box = Box(try Fields(from: decoder))
     }
 
-    /// Encodes the four fields.
+    /// Encodes the four fields under their names.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(avatar, forKey: .avatar)
-        try container.encode(backgroundImage, forKey: .backgroundImage)
+        try box.fields.encode(to: encoder)
     }
 
     /// Whether every field is equal (at once for copies of one value).
     public static func == (lhs: UserDetails, rhs: UserDetails) -> Bool {
-        lhs.fields === rhs.fields
-            || (lhs.id == rhs.id && lhs.name == rhs.name && lhs.avatar == rhs.avatar && lhs.backgroundImage == rhs.backgroundImage)
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
     }
 
     /// Hashes what equality compares.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-        hasher.combine(name)
-        hasher.combine(avatar)
-        hasher.combine(backgroundImage)
+        hasher.combine(box.fields)
     }
 }
 
 extension UserDetails: CustomStringConvertible {
     /// The fields, as a struct of four strings would print them.
     public var description: String {
-        "UserDetails(id: \(String(reflecting: id)), name: \(String(reflecting: name)), avatar: \(String(reflecting: avatar)), backgroundImage: \(String(reflecting: backgroundImage)))"
+        "UserDetails(id: \(String(reflecting: id)), name: \(String(reflecting: name)), avatar: \(String(reflecting: avatar)), "
+            + "backgroundImage: \(String(reflecting: backgroundImage)))"
     }
 }

@@ -123,8 +123,7 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
     /// The mailboxes of `userID`'s subscribers: read in place while kept (nearly
     /// always: they are rebuilt only after a removal).
     private static func mailboxes(of userID: String, in state: inout State) -> [Mailbox]? {
-        guard let subscribers = state.byUser[userID] else { return nil }
-        if let kept = subscribers.kept { return kept }
+        if let kept = state.byUser[userID]?.kept { return kept }
         return state.byUser[userID]?.ordered()
     }
 
