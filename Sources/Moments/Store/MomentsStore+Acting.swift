@@ -95,15 +95,9 @@ extension MomentsStore {
 
     /// Sends a new snapshot to the subscribers of each of `users`' timelines.
     func publishSnapshots(to users: Set<String>) {
-        guard !users.isEmpty else { return }
-        if users.count == 1, let user = users.first {
-            // The usual delivery: one user's timeline (a refresh's owner, a liker).
-            guard let mailboxes = snapshots.subscribers(of: user), let details = state.displayedTimeline(user) else { return }
-            for mailbox in mailboxes { mailbox.deliver(details) }
-            return
-        }
-        for (user, mailboxes) in snapshots.subscribers(among: users) {
-            guard let details = state.displayedTimeline(user) else { continue }
+        // Each user's subscribers are looked up alone: no list of users is built.
+        for user in users {
+            guard let mailboxes = snapshots.subscribers(of: user), let details = state.displayedTimeline(user) else { continue }
             for mailbox in mailboxes { mailbox.deliver(details) }
         }
     }

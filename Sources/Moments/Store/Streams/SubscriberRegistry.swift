@@ -99,29 +99,15 @@ final class SubscriberRegistry<Value: Sendable>: Sendable {
         onCount?(count)
     }
 
-    /// The users among `users` with at least one subscriber, each with its subscribers'
-    /// mailboxes in subscription order: who to send a value to, under one lock.
-    /// Deliver outside the registry (see ``SubscriberRegistry``).
-    func subscribers(among users: Set<String>) -> [(userID: String, mailboxes: [Mailbox])] {
-        state.withLock { state in
-            var found: [(userID: String, mailboxes: [Mailbox])] = []
-            guard !state.byUser.isEmpty else { return found }
-            for user in users {
-                guard let mailboxes = Self.mailboxes(of: user, in: &state) else { continue }
-                found.append((user, mailboxes))
-            }
-            return found
-        }
-    }
-
-    /// `userID`'s subscribers' mailboxes in subscription order, or `nil` if they have
-    /// none: ``subscribers(among:)`` for one user, without a list of users.
+    /// `userID`'s subscribers' mailboxes in subscription order (who to send a value to),
+    /// or `nil` if they have none. Deliver outside the registry (see
+    /// ``SubscriberRegistry``).
     func subscribers(of userID: String) -> [Mailbox]? {
         state.withLock { state in state.byUser.isEmpty ? nil : Self.mailboxes(of: userID, in: &state) }
     }
 
-    /// The mailboxes of `userID`'s subscribers: read in place while kept (nearly
-    /// always: they are rebuilt only after a removal).
+    /// The mailboxes of `userID`'s subscribers, in place while kept (nearly always: they
+    /// are rebuilt only after a removal).
     private static func mailboxes(of userID: String, in state: inout State) -> [Mailbox]? {
         if let kept = state.byUser[userID]?.kept { return kept }
         return state.byUser[userID]?.ordered()
