@@ -62,35 +62,72 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public var description: String { name }
     }
 
+    /// The stored fields. An error travels by value through every stage of a call and
+    /// every frame that may catch it; kept in one immutable box, a copy is one reference,
+    /// and a frame that holds one is small. A change makes a new box (``change(_:)``).
+    private struct Fields: Sendable {
+        let code: Code
+        var method: HTTPMethod?
+        var url: URL?
+        let response: HTTPResponse?
+        let transportFailure: TransportFailure?
+        let decodingFailure: DecodingFailure?
+        let graphQLErrors: [GraphQLError]
+        let graphQLPartialData: Data?
+        let underlyingError: (any Error)?
+        let reason: String
+        var retryAfter: Duration?
+        var retriesStopped: RetryStop?
+    }
+
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
+
     /// What kind of failure this is.
-    public let code: Code
+    public var code: Code { box.fields.code }
     /// The method of the failed request, when it was built.
-    public package(set) var method: HTTPMethod?
+    public package(set) var method: HTTPMethod? {
+        get { box.fields.method }
+        set { change { $0.method = newValue } }
+    }
     /// The URL of the failed request, when it was built.
-    public package(set) var url: URL?
+    public package(set) var url: URL? {
+        get { box.fields.url }
+        set { change { $0.url = newValue } }
+    }
     /// The server's answer, for ``Code-swift.struct/serverError``,
     /// ``Code-swift.struct/decodingFailure`` and GraphQL failures.
-    public let response: HTTPResponse?
+    public var response: HTTPResponse? { box.fields.response }
     /// Why no usable answer arrived, for ``Code-swift.struct/transportFailure``.
-    public let transportFailure: TransportFailure?
+    public var transportFailure: TransportFailure? { box.fields.transportFailure }
     /// Where decoding failed, for ``Code-swift.struct/decodingFailure``.
-    public let decodingFailure: DecodingFailure?
+    public var decodingFailure: DecodingFailure? { box.fields.decodingFailure }
     /// The errors a GraphQL server returned, for ``Code-swift.struct/graphQLFailure``
     /// (users read them in ``graphQL``).
-    package let graphQLErrors: [GraphQLError]
+    package var graphQLErrors: [GraphQLError] { box.fields.graphQLErrors }
     /// The `data` a GraphQL server returned beside its errors, as JSON bytes, if any.
-    package let graphQLPartialData: Data?
+    package var graphQLPartialData: Data? { box.fields.graphQLPartialData }
     /// The error that caused this one, if any (a validation error, an encoding error).
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { box.fields.underlyingError }
     /// A short, human-readable explanation.
-    public let reason: String
+    public var reason: String { box.fields.reason }
     /// For ``Code-swift.struct/circuitOpen``: how long until the client sends to the
     /// server again.
-    public package(set) var retryAfter: Duration?
+    public package(set) var retryAfter: Duration? {
+        get { box.fields.retryAfter }
+        set { change { $0.retryAfter = newValue } }
+    }
     /// Why the client made no further attempt at a call that could have been retried,
     /// if a retry policy is set and one was due: the budget, the deadline, the breaker,
     /// or the policy's maximum attempts.
-    public package(set) var retriesStopped: RetryStop?
+    public package(set) var retriesStopped: RetryStop? {
+        get { box.fields.retriesStopped }
+        set { change { $0.retriesStopped = newValue } }
+    }
 
     package init(
         code: Code,
@@ -102,14 +139,18 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         graphQLPartialData: Data? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        self.code = code
-        self.reason = reason
-        self.response = response
-        self.transportFailure = transportFailure
-        self.decodingFailure = decodingFailure
-        self.graphQLErrors = graphQLErrors
-        self.graphQLPartialData = graphQLPartialData
-        self.underlyingError = underlyingError
+        box = Box(Fields(
+            code: code, method: nil, url: nil, response: response, transportFailure: transportFailure,
+            decodingFailure: decodingFailure, graphQLErrors: graphQLErrors, graphQLPartialData: graphQLPartialData,
+            underlyingError: underlyingError, reason: reason, retryAfter: nil, retriesStopped: nil
+        ))
+    }
+
+    /// Changes a field in a new box: other copies keep theirs.
+    private mutating func change(_ update: (inout Fields) -> Void) {
+        var fields = box.fields
+        update(&fields)
+        box = Box(fields)
     }
 
     /// The HTTP status the server answered with, if it answered.

@@ -61,3 +61,35 @@ import MomentsHTTP
         #expect(HTTPMethod.allCases.filter(\.isIdempotent) == [.get, .put, .delete, .head])
     }
 }
+
+/// `HTTPClientError` keeps its fields in one shared box: it must still behave as a value.
+@Suite struct HTTPClientErrorValueTests {
+    @Test func aChangedCopyLeavesTheOriginalAsItWas() throws {
+        let response = HTTPResponse(statusCode: 503, headers: ["Retry-After": "3"], body: Data("busy".utf8))
+        let original = HTTPClientError.serverError(response)
+        var copy = original
+        copy.retriesStopped = .deadline
+        copy.retryAfter = .seconds(3)
+        #expect(original.retriesStopped == nil)
+        #expect(original.retryAfter == nil)
+        #expect(copy.retriesStopped == .deadline)
+        #expect(copy.retryAfter == .seconds(3))
+        // What was not changed is the same in both.
+        for error in [original, copy] {
+            #expect(error.code == .serverError)
+            #expect(error.statusCode == 503)
+            #expect(error.response?.body == Data("busy".utf8))
+            #expect(error.reason == original.reason)
+        }
+    }
+
+    @Test func aTransportFailureKeepsWhatItWasMadeWith() {
+        struct Cause: Error {}
+        let error = HTTPClientError.transportFailure(TransportFailure(kind: .timedOut, message: "slow"), underlyingError: Cause())
+        #expect(error.code == .transportFailure)
+        #expect(error.transportFailure?.kind == .timedOut)
+        #expect(error.underlyingError is Cause)
+        #expect(error.response == nil && error.method == nil && error.url == nil)
+        #expect(error.description.contains("slow"))
+    }
+}

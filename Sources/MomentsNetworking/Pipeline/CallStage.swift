@@ -8,8 +8,20 @@ import MomentsHTTP
 /// middlewares), ``CoalescingStage``, ``ConcurrencyLimitStage``, ``RedirectStage``,
 /// ``BreakerStage``, and ``TransportStage``, which sends. Every error a stage throws is
 /// an `HTTPClientError`.
+///
+/// A stage with nothing to do for a call (no middleware to run, nothing to share) says
+/// so in ``isNeeded(for:_:)``, and the call goes on past it: a call costs nothing for a
+/// policy it does not use.
 protocol CallStage: Sendable {
+    /// Whether `send` has anything to do for `request` in `call`; `false` sends the
+    /// request straight to the next stage. It decides only: it changes nothing.
+    func isNeeded(for request: HTTPRequest, _ call: Call) -> Bool
+
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse
+}
+
+extension CallStage {
+    func isNeeded(for request: HTTPRequest, _ call: Call) -> Bool { true }
 }
 
 /// Stages folded around a transport, as middlewares are: each stage's `next` is the
@@ -32,9 +44,12 @@ struct CallPipeline: Sendable {
         fileprivate let pipeline: CallPipeline
         fileprivate let index: Int
 
-        /// Sends `request` through the stages after the current one.
+        /// Sends `request` through the stages after the current one that have anything
+        /// to do for it.
         func callAsFunction(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
             let stages = pipeline.stages
+            var index = index
+            while index < stages.count, !stages[index].isNeeded(for: request, call) { index += 1 }
             guard index < stages.count else {
                 throw HTTPClientError.invalidRequest("the client's last stage passed the request on instead of sending it")
             }

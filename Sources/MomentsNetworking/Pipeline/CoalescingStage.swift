@@ -10,6 +10,11 @@ struct CoalescingStage: CallStage {
     let identityNames: IdentityHeaderNames
     let identityKey: [UInt8]
 
+    /// Only when the call may share an exchange, needs its identity, or sends a credential.
+    func isNeeded(for request: HTTPRequest, _ call: Call) -> Bool {
+        call.coalesces || call.record.keepsIdentity || request.headers.contains { identityNames.contains($0.name) }
+    }
+
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         call.record.secrets.collect(from: request.headers, names: identityNames)
         guard call.coalesces || call.record.keepsIdentity else { return try await next(request, call) }

@@ -8,7 +8,10 @@ struct ConcurrencyLimitStage: CallStage {
     let limiter: ConcurrencyLimiter
 
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
-        try await limiter.acquire(priority: call.context.priority, deadline: call.attemptDeadline)
+        // A free slot is taken without a wait's frame.
+        if try !limiter.takeFreeSlot() {
+            try await limiter.acquire(priority: call.context.priority, deadline: call.attemptDeadline)
+        }
         defer { limiter.release() }
         return try await next(request, call)
     }

@@ -10,8 +10,12 @@ struct MiddlewareStage: CallStage {
     let configured: [any HTTPMiddleware]
     let authentication: AuthenticationMiddleware?
 
+    /// Only when there is a middleware to run.
+    func isNeeded(for request: HTTPRequest, _ call: Call) -> Bool {
+        !configured.isEmpty || !call.middlewares.isEmpty || authentication != nil
+    }
+
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
-        if configured.isEmpty, call.middlewares.isEmpty, authentication == nil { return try await next(request, call) }
         var chain = configured + call.middlewares
         if let authentication { chain.append(authentication) }
         return try await MiddlewareChain.run(request, context: call.context, middlewares: chain) { request in

@@ -50,16 +50,21 @@ final class ConcurrencyLimiter: Sendable {
         }
     }
 
-    /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
-    /// task takes none.
-    func acquire(priority: RequestPriority, deadline: ContinuousClock.Instant? = nil) async throws {
+    /// Takes a slot if one is free, without waiting: `false` when every slot is taken.
+    /// A cancelled task takes none (`cancelled`).
+    func takeFreeSlot() throws(HTTPClientError) -> Bool {
         if Task.isCancelled { throw HTTPClientError.cancelled() }
-        let admitted = state.withLock { state -> Bool in
+        return state.withLock { state -> Bool in
             guard state.running < limit else { return false }
             state.running += 1
             return true
         }
-        if admitted { return }
+    }
+
+    /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
+    /// task takes none.
+    func acquire(priority: RequestPriority, deadline: ContinuousClock.Instant? = nil) async throws {
+        if try takeFreeSlot() { return }
         if let deadline, deadline <= clock.now { throw Self.deadlinePassed(limit) }
         let id = state.withLock { state -> Int in
             state.nextID += 1
