@@ -122,7 +122,13 @@ public actor HTTPClient {
         let started = clock.now
         let options = request.options  // read once per call: a request may make it on each read
         let httpRequest = try makeHTTPRequest(for: request, options: options)
-        return try await resolve(request, httpRequest, options: options, policy: options.cachePolicy ?? configuration.cachePolicy, started: started)
+        let policy = options.cachePolicy ?? configuration.cachePolicy
+        // With no cache, every policy but `.local` comes to the network's answer: the call
+        // goes straight to it, without the cache's steps.
+        if configuration.cache == nil, policy != .local {
+            return try await fetch(request, httpRequest, options: options, key: nil, started: started)
+        }
+        return try await resolve(request, httpRequest, options: options, policy: policy, started: started)
     }
 
     /// Shuts the client down gracefully; returns once it is shut down.

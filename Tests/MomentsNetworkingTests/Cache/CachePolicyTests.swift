@@ -63,6 +63,27 @@ private struct Mutation: GraphQLOperation {
         #expect(transport.calls == 0)
     }
 
+    /// A client with no cache: `.local` is a typed miss that sends nothing, every other
+    /// policy is the network's answer (or its failure), as with an empty cache.
+    @Test(arguments: [CachePolicy.remote, .local, .localOrRemote, .localThenRemote, .remoteThenLocal])
+    func withoutACacheEveryPolicyButLocalIsTheNetworks(_ policy: CachePolicy) async throws {
+        let transport = numbered(failing: [2])
+        let client = testClient(transport) { [clock] in $0.clock = clock }
+        let request = Endpoint<User>(.get, "/u").options { $0.cachePolicy = policy }
+        if policy == .local {
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(request) }
+            #expect(error?.code == .cacheMiss)
+            #expect(transport.calls == 0)
+            return
+        }
+        let answer = try await client.response(for: request)
+        #expect(answer.value.id == 1)
+        #expect(!answer.isFromCache)
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(request) }
+        #expect(error?.code == .transportFailure, "nothing cached to fall back on")
+        #expect(transport.calls == 2)
+    }
+
     @Test func localTreatsAnExpiredEntryAsAMiss() async throws {
         let transport = numbered()
         let client = client(transport, ttl: .milliseconds(50))
