@@ -120,7 +120,11 @@ enum CurlBenchmark {
         let end = ContinuousClock.now + .seconds(seconds)
         if ProcessInfo.processInfo.environment["SERVICE"] == "1" {
             // `getMoments` over the same transport.
-            let service = GraphQLMomentsService(client: HTTPClient(baseURL: server.baseURL, transport: curl) { $0.coalescesRequests = false })
+            let service = GraphQLMomentsService(client: HTTPClient(baseURL: server.baseURL, transport: curl) {
+                $0.coalescesRequests = false
+                // What hedging costs a call: the same calls with it off.
+                if ProcessInfo.processInfo.environment["NOHEDGE"] == "1" { $0.hedging = nil }
+            })
             while ContinuousClock.now < end {
                 rate = try await HTTPBenchmark.concurrently(width) { _ = try await service.getMoments(userID: "0") }
             }
