@@ -8,9 +8,8 @@ struct ConcurrencyLimitStage: CallStage {
     let limiter: ConcurrencyLimiter
 
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
-        // A free slot is taken without a wait's frame.
         if try !limiter.takeFreeSlot() {
-            try await limiter.acquire(priority: call.context.priority, deadline: call.attemptDeadline)
+            try await limiter.waitForSlot(priority: call.context.priority, deadline: call.attemptDeadline)
         }
         defer { limiter.release() }
         return try await next(request, call)

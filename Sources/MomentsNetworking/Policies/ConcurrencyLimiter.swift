@@ -61,10 +61,9 @@ final class ConcurrencyLimiter: Sendable {
         }
     }
 
-    /// Takes a slot, waiting for one (until `deadline`) if all are taken; a cancelled
-    /// task takes none.
-    func acquire(priority: RequestPriority, deadline: ContinuousClock.Instant? = nil) async throws {
-        if try takeFreeSlot() { return }
+    /// Waits for a slot (until `deadline`), after ``takeFreeSlot()`` found none; a
+    /// slot freed meanwhile is taken at once, and a cancelled task takes none.
+    func waitForSlot(priority: RequestPriority, deadline: ContinuousClock.Instant? = nil) async throws {
         if let deadline, deadline <= clock.now { throw Self.deadlinePassed(limit) }
         let id = state.withLock { state -> Int in
             state.nextID += 1
