@@ -2,20 +2,30 @@ import Foundation
 
 /// Reading strings.
 ///
-/// Plain text runs until a quote, a backslash or a control character; the scanner finds
-/// the first of them eight bytes at a time (``firstSpecialByte(in:from:nonASCII:)``), so
-/// text costs a few instructions per word, not per byte. A string with escapes is decoded
-/// in one pass into the scanner's scratch buffer, plain runs copied whole, and the
-/// `String` is made from it once.
+/// A string is found first, eight bytes at a time (``ByteWord``): its closing quote, and
+/// whether a backslash, a control character or a byte outside ASCII comes before it, so
+/// text costs a few instructions per word, not per byte. Text without escapes becomes a
+/// `String` as it stands; text with escapes is decoded in one pass into the scanner's
+/// scratch buffer, and the `String` is made from it once.
 extension JSONScanner {
     private static let quote = UInt8(ascii: "\"")
     private static let backslash = UInt8(ascii: "\\")
 
+    /// A string's raw content in the input: `bytes[start..<end]`, between its quotes.
+    struct RawString {
+        let start: Int
+        let end: Int
+        /// Whether it holds a backslash (an escape).
+        let hasEscapes: Bool
+        /// Whether a raw byte of it is 0x80 or above (it must then be checked as UTF-8).
+        let hasNonASCII: Bool
+
+        var count: Int { end - start }
+    }
+
     mutating func readString() throws(Unreadable) -> String {
         skipWhitespace()
-        let span = try scanString()
-        if span.hasEscapes { return try readEscapedString(from: span.start, firstEscape: span.end, nonASCII: span.hasNonASCII) }
-        return try Self.string(UnsafeBufferPointer(rebasing: bytes[span.start..<span.end]), nonASCII: span.hasNonASCII)
+        return try string(scanString())
     }
 
     /// Reads a string that an answer may repeat many times (a person's name or avatar):
@@ -24,153 +34,162 @@ extension JSONScanner {
     mutating func readRepeatedString() throws(Unreadable) -> String {
         guard repeated.isKept else { return try readString() }
         skipWhitespace()
-        guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
-        let start = index + 1
-        let (end, firstEscape, nonASCII) = try Self.bounds(ofStringFrom: start, in: bytes)
-        let isShared = end - start >= RepeatedStrings.minimumLength
-        if isShared, let shared = repeated.string(rawStart: start, end: end, in: bytes) {
-            index = end + 1
-            return shared
-        }
-        // Read from the bounds found (a string with escapes, from its first one on).
-        let string: String
-        if firstEscape < end {
-            string = try readEscapedString(from: start, firstEscape: firstEscape, nonASCII: nonASCII)
-        } else {
-            index = end + 1
-            string = try Self.string(UnsafeBufferPointer(rebasing: bytes[start..<end]), nonASCII: nonASCII)
-        }
-        if isShared { repeated.keep(string, rawStart: start, end: end, in: bytes) }
+        let raw = try scanString()
+        guard raw.count >= RepeatedStrings.minimumLength else { return try string(raw) }
+        if let shared = repeated.string(rawStart: raw.start, end: raw.end, in: bytes) { return shared }
+        let string = try string(raw)
+        repeated.keep(string, rawStart: raw.start, end: raw.end, in: bytes)
         return string
     }
 
-    /// The bounds of the string whose content starts at `start`: the offset of its
-    /// closing quote, of its first backslash (the closing quote's, if none), and whether
-    /// a byte of it is 0x80 or above. Each escaped byte is passed over; a control
-    /// character or the input's end throws.
-    private static func bounds(ofStringFrom start: Int, in bytes: UnsafeBufferPointer<UInt8>) throws(Unreadable) -> (end: Int, firstEscape: Int, nonASCII: Bool) {
-        var cursor = start
-        var nonASCII = false
-        var firstEscape: Int?
-        while true {
-            cursor = firstSpecialByte(in: bytes, from: cursor, nonASCII: &nonASCII)
-            guard cursor < bytes.count else { throw Unreadable() }
-            switch bytes[cursor] {
-            case Self.quote: return (cursor, firstEscape ?? cursor, nonASCII)
-            case Self.backslash:
-                if firstEscape == nil { firstEscape = cursor }
-                cursor += 2
-            default: throw Unreadable()
-            }
-        }
-    }
-
-    /// Finds the string starting at the current quote. Without escapes, consumes it and
-    /// returns its content's bounds and whether any byte is not ASCII; at the first
-    /// backslash, stops and says so (`end` is the backslash's offset). A control
-    /// character, which JSON requires escaped, or the input's end, throws.
-    mutating func scanString() throws(Unreadable) -> (start: Int, end: Int, hasEscapes: Bool, hasNonASCII: Bool) {
+    /// Consumes the string that starts at the current quote and returns its raw content;
+    /// a control character in it (JSON requires them escaped), or the input's end before
+    /// its closing quote, throws. Its escapes are not checked here: ``string(_:)`` does.
+    mutating func scanString() throws(Unreadable) -> RawString {
         guard index < bytes.count, bytes[index] == Self.quote else { throw Unreadable() }
-        let start = index + 1
-        var nonASCII = false
-        let stop = Self.firstSpecialByte(in: bytes, from: start, nonASCII: &nonASCII)
-        guard stop < bytes.count else { throw Unreadable() }
-        switch bytes[stop] {
-        case Self.quote:
-            index = stop + 1
-            return (start, stop, false, nonASCII)
-        case Self.backslash:
-            return (start, stop, true, nonASCII)
-        default:
-            throw Unreadable()
-        }
+        let raw = try rawString(from: index + 1)
+        index = raw.end + 1
+        return raw
     }
 
-    /// The offset of the first quote, backslash or control character (below 0x20) in
-    /// `bytes` at or after `start`, or `bytes.count` if there is none; sets `nonASCII` if
-    /// a byte passed over is 0x80 or above.
-    ///
-    /// Eight bytes at a time: in `word - 0x0101…01`, a byte that was zero borrows and
-    /// sets its high bit, which `& ~word` keeps only for bytes whose own high bit was
-    /// clear. Applied to the word XORed with a quote, with a backslash, and (subtracting
-    /// 0x20 instead) to the word itself, it flags those bytes. A borrow can flag a byte
-    /// above a real one, never below, so the lowest flag is always a real one.
-    static func firstSpecialByte(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, nonASCII: inout Bool) -> Int {
+    /// The text of a string found by ``scanString()``.
+    mutating func string(_ raw: RawString) throws(Unreadable) -> String {
+        guard raw.hasEscapes else {
+            return try Self.string(UnsafeBufferPointer(rebasing: bytes[raw.start..<raw.end]), nonASCII: raw.hasNonASCII)
+        }
+        return try unescaped(raw)
+    }
+
+    /// The raw string whose content starts at `start`, found eight bytes at a time: the
+    /// first quote not escaped ends it, and the same words say whether a backslash, a
+    /// control character or a byte outside ASCII comes before it (see ``ByteWord``).
+    private func rawString(from start: Int) throws(Unreadable) -> RawString {
+        guard let base = bytes.baseAddress else { throw Unreadable() }
+        let input = UnsafeRawPointer(base)
         var cursor = start
-        guard let base = bytes.baseAddress else { return bytes.count }
-        let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var backslashes: UInt64 = 0
+        var controls: UInt64 = 0
         var seen: UInt64 = 0
         while cursor + 8 <= bytes.count {
-            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: cursor, as: UInt64.self))
-            let quotes = word ^ (ones &* UInt64(quote))
-            let backslashes = word ^ (ones &* UInt64(backslash))
-            let flags = ((quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes | (word &- ones &* 0x20) & ~word) & highBits
-            if flags != 0 {
-                let offset = flags.trailingZeroBitCount / 8
-                if offset > 0 { seen |= word & (UInt64.max >> (64 - 8 * offset)) }
-                if seen & highBits != 0 { nonASCII = true }
-                return cursor + offset
+            let word = ByteWord.load(input, at: cursor)
+            let quotes = ByteWord.bytes(of: word, equalTo: Self.quote)
+            if quotes == 0 {
+                backslashes |= ByteWord.bytes(of: word, equalTo: Self.backslash)
+                controls |= ByteWord.bytes(of: word, below: 0x20)
+                seen |= word
+                cursor += 8
+                continue
             }
-            seen |= word
-            cursor += 8
+            let offset = ByteWord.firstOffset(quotes)
+            let before = ByteWord.mask(before: offset)
+            backslashes |= ByteWord.bytes(of: word, equalTo: Self.backslash) & before
+            controls |= ByteWord.bytes(of: word, below: 0x20) & before
+            seen |= word & before
+            let end = cursor + offset
+            if backslashes != 0, isEscaped(quoteAt: end, after: start) {
+                cursor = end + 1
+                continue
+            }
+            guard controls == 0 else { throw Unreadable() }
+            return RawString(start: start, end: end, hasEscapes: backslashes != 0, hasNonASCII: seen & ByteWord.highBits != 0)
         }
-        if seen & highBits != 0 { nonASCII = true }
+        guard controls == 0 else { throw Unreadable() }
+        var hasEscapes = backslashes != 0
+        var nonASCII = seen & ByteWord.highBits != 0
         while cursor < bytes.count {
             let byte = bytes[cursor]
-            if byte == quote || byte == backslash || byte < 0x20 { return cursor }
+            if byte == Self.quote, !(hasEscapes && isEscaped(quoteAt: cursor, after: start)) {
+                return RawString(start: start, end: cursor, hasEscapes: hasEscapes, hasNonASCII: nonASCII)
+            }
+            if byte == Self.backslash { hasEscapes = true }
+            if byte < 0x20 { throw Unreadable() }
             if byte >= 0x80 { nonASCII = true }
             cursor += 1
         }
-        return cursor
+        throw Unreadable()
     }
 
-    /// Decodes the string whose content starts at `start` and whose first escape is at
-    /// `firstEscape`, and consumes it. Text with bytes outside ASCII is validated as
-    /// UTF-8 (JSONDecoder refuses what is not).
-    private mutating func readEscapedString(from start: Int, firstEscape: Int, nonASCII: Bool) throws(Unreadable) -> String {
-        var nonASCII = nonASCII
-        scratch.removeAll()
-        scratch.append(start..<firstEscape, of: bytes)
-        var cursor = firstEscape
-        while true {
+    /// Whether the quote at `quote` is escaped: an odd number of backslashes runs up to
+    /// it (`\\"` ends a string, `\"` does not).
+    private func isEscaped(quoteAt quote: Int, after start: Int) -> Bool {
+        var cursor = quote
+        while cursor > start, bytes[cursor - 1] == Self.backslash { cursor -= 1 }
+        return (quote - cursor) & 1 == 1
+    }
+
+    /// Decodes a string with escapes into the scanner's scratch buffer in one pass, and
+    /// makes the `String` from it once. Escapes only shorten text, so the buffer is sized
+    /// once, eight bytes over, and each plain run is copied a word at a time while the
+    /// same word is searched for the next backslash. Text with bytes outside ASCII is
+    /// validated as UTF-8 (JSONDecoder refuses what is not).
+    private mutating func unescaped(_ raw: RawString) throws(Unreadable) -> String {
+        guard let base = bytes.baseAddress else { throw Unreadable() }
+        let input = UnsafeRawPointer(base)
+        let output = scratch.storage(forAtLeast: raw.count + 8)
+        var written = 0
+        var cursor = raw.start
+        var nonASCII = raw.hasNonASCII
+        while cursor < raw.end {
+            // Plain bytes up to the next backslash or the end. `written` never passes
+            // `cursor - raw.start`, so each eight-byte store fits.
+            if cursor + 8 <= bytes.count {
+                let word = ByteWord.load(input, at: cursor)
+                UnsafeMutableRawPointer(output + written).storeBytes(of: word.littleEndian, as: UInt64.self)
+                let backslashes = ByteWord.bytes(of: word, equalTo: Self.backslash)
+                let run = Swift.min(backslashes == 0 ? 8 : ByteWord.firstOffset(backslashes), raw.end - cursor)
+                written += run
+                cursor += run
+                if run == 8 || cursor == raw.end { continue }
+            } else if bytes[cursor] != Self.backslash {
+                output[written] = bytes[cursor]
+                written += 1
+                cursor += 1
+                continue
+            }
             // `bytes[cursor]` is a backslash.
-            guard cursor + 1 < bytes.count else { throw Unreadable() }
+            guard cursor + 1 < raw.end else { throw Unreadable() }
             let escape = bytes[cursor + 1]
             cursor += 2
+            let decoded: UInt8
             switch escape {
-            case Self.quote, Self.backslash, UInt8(ascii: "/"): scratch.append(escape)
-            case UInt8(ascii: "b"): scratch.append(0x08)
-            case UInt8(ascii: "f"): scratch.append(0x0C)
-            case UInt8(ascii: "n"): scratch.append(0x0A)
-            case UInt8(ascii: "r"): scratch.append(0x0D)
-            case UInt8(ascii: "t"): scratch.append(0x09)
+            case Self.quote, Self.backslash, UInt8(ascii: "/"): decoded = escape
+            case UInt8(ascii: "b"): decoded = 0x08
+            case UInt8(ascii: "f"): decoded = 0x0C
+            case UInt8(ascii: "n"): decoded = 0x0A
+            case UInt8(ascii: "r"): decoded = 0x0D
+            case UInt8(ascii: "t"): decoded = 0x09
             case UInt8(ascii: "u"):
                 let scalar = try unicodeEscape(at: &cursor)
-                guard let encoded = UTF8.encode(scalar) else { throw Unreadable() }
-                for unit in encoded { scratch.append(unit) }
+                guard cursor <= raw.end, let encoded = UTF8.encode(scalar) else { throw Unreadable() }
+                for unit in encoded {
+                    output[written] = unit
+                    written += 1
+                }
                 if scalar.value >= 0x80 { nonASCII = true }
+                continue
             default:
                 throw Unreadable()
             }
-            let stop = Self.firstSpecialByte(in: bytes, from: cursor, nonASCII: &nonASCII)
-            guard stop < bytes.count else { throw Unreadable() }
-            scratch.append(cursor..<stop, of: bytes)
-            cursor = stop
-            if bytes[stop] == Self.quote { break }
-            guard bytes[stop] == Self.backslash else { throw Unreadable() }
+            output[written] = decoded
+            written += 1
         }
-        index = cursor + 1
         // Escapes write valid UTF-8; raw bytes outside ASCII were copied as they came, so
         // the text is checked whole (an escape between them cannot make them valid).
-        return try Self.string(scratch.contents, nonASCII: nonASCII)
+        return try Self.string(UnsafeBufferPointer(start: output, count: written), nonASCII: nonASCII)
     }
 
     /// `bytes` as a string: ASCII (no byte of 0x80 or above) is valid UTF-8 as it
     /// stands; only other bytes need checking (``validString(_:)``).
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>, nonASCII: Bool) throws(Unreadable) -> String {
-        nonASCII ? try validString(bytes) : String(decoding: bytes, as: UTF8.self)
+        if nonASCII { return try validString(bytes) }
+        guard bytes.count <= 15, let source = bytes.baseAddress else { return String(decoding: bytes, as: UTF8.self) }
+        // Short ASCII fits in the `String` itself: written in place, it is checked for
+        // ASCII in a word or two, not decoded.
+        return String(unsafeUninitializedCapacity: bytes.count) { target in
+            guard let base = target.baseAddress else { return 0 }
+            base.initialize(from: source, count: bytes.count)
+            return bytes.count
+        }
     }
 
     /// `bytes` as a string, if they are valid UTF-8.

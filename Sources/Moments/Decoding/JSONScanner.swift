@@ -224,24 +224,39 @@ struct JSONScanner: ~Copyable {
         return index > start
     }
 
-    /// A key's raw bytes. Keys are short plain ASCII: up to 32 bytes are read one at a
-    /// time (quicker than the word-wide scan for a few bytes); a key with anything else
-    /// in them, or longer, is read by ``rawStringWithoutEscapes()``.
+    /// A key's raw bytes. Keys are short plain ASCII: when sixteen bytes follow the
+    /// opening quote, the first two words are searched at once for the closing quote
+    /// and for anything else a key may hold (a backslash, a control character, a byte
+    /// outside ASCII). A key with anything else, or longer, or near the input's end, is
+    /// read by ``rawStringWithoutEscapes()``.
     private mutating func readKey() throws(Unreadable) -> UnsafeBufferPointer<UInt8> {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Unreadable() }
         let start = index + 1
-        var cursor = start
-        let limit = Swift.min(bytes.count, start + 32)
-        while cursor < limit {
-            let byte = bytes[cursor]
-            if byte == UInt8(ascii: "\"") {
-                index = cursor + 1
-                return UnsafeBufferPointer(rebasing: bytes[start..<cursor])
+        if start + 16 <= bytes.count, let base = bytes.baseAddress {
+            let input = UnsafeRawPointer(base)
+            var offset = start
+            var stops = Self.keyStops(ByteWord.load(input, at: offset))
+            if stops == 0 {
+                offset += 8
+                stops = Self.keyStops(ByteWord.load(input, at: offset))
             }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { break }
-            cursor += 1
+            if stops != 0 {
+                let end = offset + ByteWord.firstOffset(stops)
+                if bytes[end] == UInt8(ascii: "\"") {
+                    index = end + 1
+                    return UnsafeBufferPointer(rebasing: bytes[start..<end])
+                }
+            }
         }
         return try rawStringWithoutEscapes()
+    }
+
+    /// Flags the bytes of `word` that end a plain key: a quote, a backslash, a control
+    /// character or a byte outside ASCII.
+    @inline(__always)
+    private static func keyStops(_ word: UInt64) -> UInt64 {
+        ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\"")) | ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\\"))
+            | ByteWord.bytes(of: word, below: 0x20) | word & ByteWord.highBits
     }
 
     /// A key: a string without escapes, returned as its bytes.

@@ -153,7 +153,7 @@ package enum TimelineFastDecoding {
         let span = try scanner.scanString()
         let type: Moment.MomentType?
         if span.hasEscapes {
-            type = Moment.MomentType(rawValue: try scanner.readString())
+            type = Moment.MomentType(rawValue: try scanner.string(span))
         } else {
             let raw = UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end])
             type = Moment.MomentType.allCases.first { type in
