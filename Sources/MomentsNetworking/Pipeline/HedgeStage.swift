@@ -54,10 +54,8 @@ struct HedgeStage: CallStage {
                 case .delayEnded:
                     guard held == nil, !Task.isCancelled, clock.now < call.attemptDeadline, call.origin.admitsHedge(),
                           call.origin.withdrawRetry(now: clock.now) else { continue }
-                    var hedge = call
-                    hedge.coalesces = false
                     running += 1
-                    group.addImmediateTask { await attempt(hedge) }
+                    Self.startHedge(of: call, in: &group, attempt)
                 case .answer(let response) where !failureStatuses.contains(response.statusCode):
                     return response
                 case .answer(let response):
@@ -72,5 +70,14 @@ struct HedgeStage: CallStage {
             guard let held else { throw HTTPClientError.cancelled() }
             return try held.get()
         }
+    }
+
+    /// Starts the hedge: `call` again, never shared. Apart from ``send(_:_:next:)``, so
+    /// the copy of the call it makes is not kept in the frame that waits for the race.
+    @inline(never)
+    private static func startHedge(of call: Call, in group: inout ThrowingTaskGroup<Void, any Error>, _ attempt: @escaping @Sendable (Call) async -> Void) {
+        var hedge = call
+        hedge.coalesces = false
+        group.addImmediateTask { await attempt(hedge) }
     }
 }

@@ -30,17 +30,53 @@ struct RetryStage: CallStage {
     let clock: any MomentsClock
     let instruments: ClientInstruments
 
+    /// The first attempt, which most calls end with; ``retrying(_:_:next:after:)`` takes
+    /// over only when its outcome may call for another. Apart, each keeps a small frame
+    /// (an async function's frame holds everything any of its paths keeps across a wait,
+    /// and every frame a call's task allocates beyond the first kilobyte is a heap
+    /// allocation).
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         call.origin.beginCall()
+        let now = clock.now
+        guard now < call.deadline else { throw Self.deadlinePassed(call, now: now) }
+        let first: Result<HTTPResponse, any Error>
+        do {
+            let response = try await next(request, attemptCall(call, attempt: 1, now: now))
+            guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
+            first = .success(response)
+        } catch {
+            first = .failure(error)
+        }
+        return try await retrying(request, call, next: next, after: first)
+    }
+
+    /// `call` as attempt `attempt` makes it, starting at `now`.
+    private func attemptCall(_ call: Call, attempt: Int, now: ContinuousClock.Instant) -> Call {
+        var attemptCall = call
+        if attempt > 1 {
+            attemptCall.context = call.context.attempt(attempt)
+            call.record.attempted(attempt)
+        }
+        if let attemptTimeout { attemptCall.attemptDeadline = min(call.deadline, now + attemptTimeout) }
+        return attemptCall
+    }
+
+    /// Decides on the first attempt's outcome, `first`, as on every later one's, and makes
+    /// the attempts that follow.
+    @inline(never)
+    private func retrying(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next, after first: Result<HTTPResponse, any Error>) async throws -> HTTPResponse {
         var attempt = 1
         var waited = Duration.zero
         var retriedStaleConnection = false
         // What the attempt before a pending retry got: the call's outcome if the
         // deadline passes before the retry can start.
         var previous: Result<HTTPResponse, HTTPClientError>?
+        // The first attempt's outcome, until it is decided on (its deadline was checked
+        // before it was made).
+        var firstOutcome: Result<HTTPResponse, any Error>? = first
         while true {
             let now = clock.now
-            guard now < call.deadline else {
+            guard firstOutcome != nil || now < call.deadline else {
                 // A wait chosen to end before the deadline ended after it (a loaded
                 // machine wakes a sleeper late): the call ends as its last attempt did,
                 // its retries stopped by the deadline. No attempt timed out.
@@ -55,15 +91,15 @@ struct RetryStage: CallStage {
                     throw Self.deadlinePassed(call, now: now)
                 }
             }
-            var attemptCall = call
-            if attempt > 1 {
-                attemptCall.context = call.context.attempt(attempt)
-                call.record.attempted(attempt)
-            }
-            if let attemptTimeout { attemptCall.attemptDeadline = min(call.deadline, now + attemptTimeout) }
             let delay: Duration
             do {
-                let response = try await next(request, attemptCall)
+                let response: HTTPResponse
+                if let outcome = firstOutcome {
+                    firstOutcome = nil
+                    response = try outcome.get()
+                } else {
+                    response = try await next(request, attemptCall(call, attempt: attempt, now: now))
+                }
                 guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
                 switch decide(policy, call, after: attempt, retryAfter: response.headers["Retry-After"], waited: waited) {
                 case .retry(let next):
