@@ -33,8 +33,8 @@ struct RetryStage: CallStage {
     /// The first attempt, which most calls end with; ``retrying(_:_:next:after:)`` takes
     /// over only when its outcome may call for another. Apart, each keeps a small frame
     /// (an async function's frame holds everything any of its paths keeps across a wait,
-    /// and every frame a call's task allocates beyond the first kilobyte is a heap
-    /// allocation).
+    /// and a frame that does not fit in what is left of its task allocator's slab costs
+    /// a heap allocation).
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         call.origin.beginCall()
         let now = clock.now
