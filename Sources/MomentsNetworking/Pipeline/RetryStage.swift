@@ -42,12 +42,19 @@ struct RetryStage: CallStage {
         let first: Result<HTTPResponse, any Error>
         do {
             let response = try await next(request, attemptCall(call, attempt: 1, now: now))
-            guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
+            guard mayRetry(response, of: call) else { return response }
             first = .success(response)
         } catch {
             first = .failure(error)
         }
         return try await retrying(request, call, next: next, after: first)
+    }
+
+    /// Whether `response` to `call` may be retried: the call may be sent again and the
+    /// policy retries its status.
+    private func mayRetry(_ response: HTTPResponse, of call: Call) -> Bool {
+        guard call.isRepeatable, let policy else { return false }
+        return policy.retryableStatusCodes.contains(response.statusCode)
     }
 
     /// `call` as attempt `attempt` makes it, starting at `now`.
@@ -100,7 +107,7 @@ struct RetryStage: CallStage {
                 } else {
                     response = try await next(request, attemptCall(call, attempt: attempt, now: now))
                 }
-                guard call.isRepeatable, let policy, policy.retryableStatusCodes.contains(response.statusCode) else { return response }
+                guard mayRetry(response, of: call), let policy else { return response }
                 switch decide(policy, call, after: attempt, retryAfter: response.headers["Retry-After"], waited: waited) {
                 case .retry(let next):
                     delay = next
