@@ -134,6 +134,19 @@ enum StoreBenchmark {
             // A fixed number of refreshes, then of likes, for counters read from outside
             // (`perf stat -e task-clock`): `PHASE=refresh` or `PHASE=like` runs one alone.
             let phase = ProcessInfo.processInfo.environment["PHASE"]
+            if ProcessInfo.processInfo.environment["STORE"] == "hand-rolled" {
+                // The baseline's steps alone, for the same counters.
+                let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
+                let handConsumer = Task { if mode != "0", mode != "idle" { for await _ in stream {} } }
+                defer { handConsumer.cancel() }
+                if phase != "like" { for _ in 0..<count { await handRolled.refresh("0") } }
+                if phase != "refresh" {
+                    if phase == "like" { await handRolled.refresh("0") }
+                    for index in 0..<count { await handRolled.setLike(index % 2 == 0, momentID: "m1", userID: "0") }
+                }
+                return [Row(name: "hand-rolled store profile: \(count) operations of each kind", unit: "operations", sdk: Double(count))]
+            }
             if phase != "like" { for _ in 0..<count { _ = try? await store.refresh(userID: "0") } }
             if phase != "refresh" {
                 if phase == "like" { _ = try? await store.refresh(userID: "0") }

@@ -95,7 +95,7 @@ extension StoreCore {
         let pendingLike = likedMoment.flatMap { state.intentGeneration(of: userID, on: $0) != nil ? $0 : nil }
         var users: Set<String> = []
         // The owner's timeline, to read their `isLiked` at the positions the answer gave.
-        let owner = applied.changedPositions.count == applied.changedMoments.count ? state.timelines[userID] : nil
+        let owner = applied.changedPositions.count == applied.changedMoments.count ? state.timeline(userID) : nil
         for (offset, id) in applied.changedMoments.enumerated() {
             let audience: StoreState.Audience = id == pendingLike ? .holdersExcept(userID) : .holders
             let hint = owner.map { StoreState.EntryHint(userID: userID, timeline: $0, index: applied.changedPositions[offset]) }

@@ -6,7 +6,7 @@ extension StoreCore {
     mutating func readyLike(_ id: CallID, at now: StoreInstant, into actions: inout [Action]) {
         guard var call = likes.calls[id], call.phase == .loading else { return }
         let key = call.key
-        if state.timeline(of: key.userID, holds: key.momentID), let owner = state.timelines[key.userID] {
+        if state.timeline(of: key.userID, holds: key.momentID), let owner = state.timeline(key.userID) {
             let intent = LikeIntent(isLiked: call.isLiked, liker: .init(id: key.userID, avatar: owner.userDetails.avatar), generation: id)
             call.showsIntent = true
             // Shown to the liker alone: other users see it once the server confirms it.

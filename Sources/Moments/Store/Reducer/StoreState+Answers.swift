@@ -27,7 +27,7 @@ extension StoreState {
         defer { version &+= 1 }
         let policy = AnswerPolicy(source: source, hasMomentAges: momentEvidence != nil,
                                   hasDivergentMoments: !divergentMoments.isEmpty, likesAreExclusive: likesAreExclusive)
-        let existing = timelines[userID]
+        let existing = timeline(userID)
         let known = try answerRecords(of: details.moments, for: userID, listedBefore: existing)
         var applied = makeApplied()
         let step = MomentStep(userID: userID, evidence: evidence, momentEvidence: momentEvidence, policy: policy,

@@ -9,7 +9,7 @@ extension StoreState {
     /// ``removeIntent(_:from:generation:)``; returns whether the moment as the liker sees
     /// it changed.
     func setIntent(_ intent: LikeIntent, on momentID: String) -> Bool {
-        guard let record = records[momentID] else { return false }
+        guard let record = self.record(momentID) else { return false }
         version &+= 1
         let liker = intent.liker.id
         let isLiked = entryIsLiked(of: liker, on: momentID)
@@ -25,13 +25,13 @@ extension StoreState {
 
     /// The generation of `likerID`'s like in flight on `momentID`, if any.
     func intentGeneration(of likerID: String, on momentID: String) -> Int? {
-        records[momentID]?.intents.first { $0.liker.id == likerID }?.generation
+        record(momentID)?.intents.first { $0.liker.id == likerID }?.generation
     }
 
     /// Takes back `likerID`'s like on `momentID` if it is still call `generation`'s;
     /// returns whether it was, and whether the moment as the liker sees it changed.
     func removeIntent(_ likerID: String, from momentID: String, generation: Int) -> (removed: Bool, changed: Bool) {
-        guard let record = records[momentID], record.intents.first(where: { $0.liker.id == likerID })?.generation == generation else {
+        guard let record = self.record(momentID), record.intents.first(where: { $0.liker.id == likerID })?.generation == generation else {
             return (false, false)
         }
         version &+= 1
@@ -48,7 +48,7 @@ extension StoreState {
 
     /// Marks `userID`'s timeline as just used; returns whether there is one.
     func touch(_ userID: String) -> Bool {
-        guard let timeline = timelines[userID] else { return false }
+        guard let timeline = self.timeline(userID) else { return false }
         useClock += 1
         timeline.lastUse = useClock
         return true
@@ -79,12 +79,12 @@ extension StoreState {
     }
 
     func release(_ momentID: String, from userID: String) {
-        records[momentID]?.holders.remove(userID)
+        record(momentID)?.holders.remove(userID)
         retireIfUnused(momentID)
     }
 
     func retireIfUnused(_ momentID: String) {
-        guard let record = records[momentID], record.holders.isEmpty, record.intents.isEmpty else { return }
+        guard let record = self.record(momentID), record.holders.isEmpty, record.intents.isEmpty else { return }
         retired.insert(momentID)
     }
 

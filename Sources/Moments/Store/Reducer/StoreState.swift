@@ -66,9 +66,18 @@ final class StoreState {
     }
 
     /// Written only by `StoreState` (its extensions included); read by the store.
-    var records: [String: MomentRecord] = [:]
+    var records: [String: MomentRecord] = [:] {
+        didSet { lastRecord = nil }
+    }
     /// Written only by `StoreState` (its extensions included); read by the store.
-    var timelines: [String: TimelineRecord] = [:]
+    var timelines: [String: TimelineRecord] = [:] {
+        didSet { lastTimeline = nil }
+    }
+    /// The record ``record(_:)`` found last, until ``records`` changes: one step (a
+    /// like, above all) asks for the same moment several times.
+    private var lastRecord: (id: String, record: MomentRecord)?
+    /// The timeline ``timeline(_:)`` found last, until ``timelines`` changes.
+    private var lastTimeline: (userID: String, timeline: TimelineRecord)?
     /// Moments and timelines whose value in shared storage (as another instance last
     /// announced it) differs from this store's: the next answer of the server that agrees
     /// with this store's value is written even though nothing changed in memory, so the
@@ -160,14 +169,19 @@ final class StoreState {
     /// The change of `momentID` as `audience` sees it now, each user with their own
     /// `isLiked` and their own like in flight; `nil` if the store holds no such moment.
     func momentChange(_ momentID: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience, hint: EntryHint? = nil) -> MomentChange? {
-        guard let record = records[momentID] else { return nil }
+        guard let record = self.record(momentID) else { return nil }
         var users: Set<String>
         switch audience {
         case .holders: users = record.holders
         case .holdersExcept(let userID):
             users = record.holders
+            // The excluded user alone holds it (a liker's own moment): no copy to empty.
+            if users.count == 1, users.contains(userID) { return nil }
             users.remove(userID)
-        case .only(let userID): users = record.holders.contains(userID) ? [userID] : []
+        case .only(let userID):
+            // One viewer: the change keeps no set of holders until asked for one.
+            guard record.holders.contains(userID) else { return nil }
+            return singleViewerChange(record, of: userID, phase: phase, likedBy: likedBy, audience: audience, holders: nil, hint: hint)
         }
         // A change no one sees is not a change (every holder's: kept, as before, for a
         // moment no timeline in memory holds).
@@ -195,9 +209,9 @@ final class StoreState {
     }
 
     /// ``momentChange(_:phase:likedBy:audience:)`` for one user (`holders`, `user`
-    /// alone), without dictionaries.
+    /// alone; `nil` when the audience was that user alone), without dictionaries.
     private func singleViewerChange(
-        _ record: MomentRecord, of user: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience, holders: Set<String>,
+        _ record: MomentRecord, of user: String, phase: MomentChange.Phase, likedBy: String?, audience: Audience, holders: Set<String>?,
         hint: EntryHint?
     ) -> MomentChange {
         let liked = entryIsLiked(of: user, on: record.value.id, hint: hint)
@@ -221,13 +235,31 @@ final class StoreState {
         let index: Int
     }
 
+    /// The record of `momentID`, if the store holds one (``records``, the last one
+    /// found tried first).
+    func record(_ momentID: String) -> MomentRecord? {
+        if let lastRecord, lastRecord.id == momentID { return lastRecord.record }
+        guard let found = records[momentID] else { return nil }
+        lastRecord = (momentID, found)
+        return found
+    }
+
+    /// `userID`'s timeline, if memory holds it (``timelines``, the last one found tried
+    /// first).
+    func timeline(_ userID: String) -> TimelineRecord? {
+        if let lastTimeline, lastTimeline.userID == userID { return lastTimeline.timeline }
+        guard let found = timelines[userID] else { return nil }
+        lastTimeline = (userID, found)
+        return found
+    }
+
     /// `userID`'s `isLiked` of `momentID` as their newest answer gave it (`nil` if unknown).
     func entryIsLiked(of userID: String, on momentID: String, hint: EntryHint? = nil) -> Bool? {
         if let hint, hint.userID == userID, hint.index < hint.timeline.entries.count,
            hint.timeline.entries[hint.index].momentID == momentID {
             return hint.timeline.entries[hint.index].isLiked
         }
-        guard let timeline = timelines[userID], let index = timeline.position(of: momentID) else { return nil }
+        guard let timeline = self.timeline(userID), let index = timeline.position(of: momentID) else { return nil }
         return timeline.entries[index].isLiked
     }
 
@@ -248,7 +280,7 @@ final class StoreState {
     /// or a copy of the last one's), rebuilding only the moments whose records (or
     /// `isLiked`) changed since those were assembled.
     private func assembleTimeline(_ userID: String) -> MomentsDetails? {
-        guard let timeline = timelines[userID] else { return nil }
+        guard let timeline = self.timeline(userID) else { return nil }
         let entries = timeline.entries
         let members = timeline.members
         var next = timeline.spare
@@ -287,12 +319,12 @@ final class StoreState {
 
     /// The users in memory whose timelines hold `momentID`.
     func holders(of momentID: String) -> Set<String> {
-        records[momentID]?.holders ?? []
+        record(momentID)?.holders ?? []
     }
 
     /// Whether `userID`'s timeline holds `momentID`.
     func timeline(of userID: String, holds momentID: String) -> Bool {
-        records[momentID]?.holders.contains(userID) ?? false
+        record(momentID)?.holders.contains(userID) ?? false
     }
 }
 

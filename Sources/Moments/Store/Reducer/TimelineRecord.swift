@@ -35,6 +35,8 @@ final class TimelineRecord {
     /// Each listed moment's index in `entries`, built when first asked for after the list
     /// changed (to tell another holder's `isLiked` when a shared moment changes).
     private var positions: [String: Int]?
+    /// The index ``position(of:)`` found last (checked before use).
+    private var lastPosition = 0
 
     init(userDetails: UserDetails, entries: [StoredTimeline.Entry], members: [MomentRecord], evidence: Evidence, lastUse: UInt64) {
         self.userDetails = userDetails
@@ -61,7 +63,17 @@ final class TimelineRecord {
     }
 
     /// The index of `momentID` in the list, if the timeline holds it.
+    ///
+    /// The last index found is tried first: a like asks for its moment several times.
     func position(of momentID: String) -> Int? {
+        let last = lastPosition
+        if last < entries.count, entries[last].momentID == momentID { return last }
+        guard let found = lookUpPosition(of: momentID) else { return nil }
+        lastPosition = found
+        return found
+    }
+
+    private func lookUpPosition(of momentID: String) -> Int? {
         if let positions { return positions[momentID] }
         var built: [String: Int] = [:]
         built.reserveCapacity(entries.count)

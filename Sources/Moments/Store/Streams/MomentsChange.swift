@@ -135,7 +135,12 @@ public struct MomentChange: Sendable, Hashable {
     /// for an answer of a refresh.
     public var likedBy: String? { storage.likedBy }
     /// The users in memory whose view of the moment changed.
-    public var holders: Set<String> { storage.holders }
+    public var holders: Set<String> {
+        switch storage.holders {
+        case .all(let holders): holders
+        case .viewer(let viewer): [viewer]
+        }
+    }
     /// Each holder's own values: `isLiked` as that user's newest answer gave it, and the
     /// whole view of a holder whose own like of the moment is in flight.
     private var viewers: Viewers { storage.viewers }
@@ -146,10 +151,10 @@ public struct MomentChange: Sendable, Hashable {
         let moment: Moment
         let phase: Phase
         let likedBy: String?
-        let holders: Set<String>
+        let holders: Holders
         let viewers: Viewers
 
-        init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, viewers: Viewers) {
+        init(moment: Moment, phase: Phase, likedBy: String?, holders: Holders, viewers: Viewers) {
             self.moment = moment
             self.phase = phase
             self.likedBy = likedBy
@@ -159,6 +164,13 @@ public struct MomentChange: Sendable, Hashable {
     }
 
     private let storage: Storage
+
+    /// Who the change is for: a set of users, or the viewer alone (a like's own change,
+    /// or an owner's `isLiked`: the common change, which then builds no set until asked).
+    private enum Holders: Sendable {
+        case all(Set<String>)
+        case viewer(String)
+    }
 
     /// Holders' own values, kept without dictionaries when one holder has any (the usual
     /// change: a timeline's owner, or a liker). A holder has either a view (its like is
@@ -180,13 +192,14 @@ public struct MomentChange: Sendable, Hashable {
         } else {
             viewers = .many(isLiked: isLiked, views: views)
         }
-        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: holders, viewers: viewers)
+        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: .all(holders), viewers: viewers)
     }
 
     /// A change whose own values belong to `viewer` alone: their `isLiked` (`nil`:
-    /// unknown) and, if their like is in flight, their whole view.
-    package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>, viewer: String, isLiked: Bool?, view: Moment?) {
-        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: holders,
+    /// unknown) and, if their like is in flight, their whole view. `holders` `nil`: the
+    /// viewer alone holds it.
+    package init(moment: Moment, phase: Phase, likedBy: String?, holders: Set<String>?, viewer: String, isLiked: Bool?, view: Moment?) {
+        storage = Storage(moment: moment, phase: phase, likedBy: likedBy, holders: holders.map { .all($0) } ?? .viewer(viewer),
                           viewers: isLiked == nil && view == nil ? .none : .one(viewer, isLiked: isLiked, view: view))
     }
 
