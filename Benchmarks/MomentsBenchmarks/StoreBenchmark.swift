@@ -134,25 +134,28 @@ enum StoreBenchmark {
             // A fixed number of refreshes, then of likes, for counters read from outside
             // (`perf stat -e task-clock`): `PHASE=refresh` or `PHASE=like` runs one alone.
             let phase = ProcessInfo.processInfo.environment["PHASE"]
-            if ProcessInfo.processInfo.environment["STORE"] == "hand-rolled" {
-                // The baseline's steps alone, for the same counters.
-                let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
-                let handConsumer = Task { if mode != "0", mode != "idle" { for await _ in stream {} } }
-                defer { handConsumer.cancel() }
-                if phase != "like" { for _ in 0..<count { await handRolled.refresh("0") } }
-                if phase != "refresh" {
-                    if phase == "like" { await handRolled.refresh("0") }
-                    for index in 0..<count { await handRolled.setLike(index % 2 == 0, momentID: "m1", userID: "0") }
+            // `STORE=hand-rolled`: the baseline's steps alone, for the same counters.
+            let isHandRolled = ProcessInfo.processInfo.environment["STORE"] == "hand-rolled"
+            let (stream, continuation) = AsyncStream<MomentsDetails>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let handRolled = HandRolledStore(service: InstantService(moments: 20), continuation: continuation)
+            let handConsumer = Task { if isHandRolled, mode != "0", mode != "idle" { for await _ in stream {} } }
+            defer { handConsumer.cancel() }
+            func refresh() async {
+                if isHandRolled { await handRolled.refresh("0") } else { _ = try? await store.refresh(userID: "0") }
+            }
+            func like(_ isLiked: Bool) async {
+                if isHandRolled {
+                    await handRolled.setLike(isLiked, momentID: "m1", userID: "0")
+                } else {
+                    _ = try? await store.setLike(isLiked, momentID: "m1", userID: "0")
                 }
-                return [Row(name: "hand-rolled store profile: \(count) operations of each kind", unit: "operations", sdk: Double(count))]
             }
-            if phase != "like" { for _ in 0..<count { _ = try? await store.refresh(userID: "0") } }
+            if phase != "like" { for _ in 0..<count { await refresh() } }
             if phase != "refresh" {
-                if phase == "like" { _ = try? await store.refresh(userID: "0") }
-                for index in 0..<count { _ = try? await store.setLike(index % 2 == 0, momentID: "m1", userID: "0") }
+                if phase == "like" { await refresh() }
+                for index in 0..<count { await like(index % 2 == 0) }
             }
-            return [Row(name: "store profile: \(count) operations of each kind", unit: "operations", sdk: Double(count))]
+            return [Row(name: "\(isHandRolled ? "hand-rolled " : "")store profile: \(count) operations of each kind", unit: "operations", sdk: Double(count))]
         }
         let (refreshes, refreshSwitches) = await ContextSwitches.rate(for: .seconds(seconds)) { _ = try? await store.refresh(userID: "0") }
         if ProcessInfo.processInfo.environment["PHASE"] == "refresh" {

@@ -106,15 +106,7 @@ final class PersistenceWriter: Sendable {
         guard let write = ticket.firstWrite?.writes else { return try await waitForTurn(ticket) }
         // The ticket's batch is written here, and then what was queued meanwhile (its
         // outcome is the batch's own write's).
-        let outcome: Result<Void, any Error>
-        let unsaved: WriteQueue
-        if let batch = write.only {
-            // One batch (nearly always): saved without the queue's loop and its closure.
-            outcome = await save(batch)
-            if case .failure = outcome { unsaved = write } else { unsaved = WriteQueue() }
-        } else {
-            (outcome, unsaved) = await write.save { await self.save($0) }
-        }
+        let (outcome, unsaved) = await write.save { await self.save($0) }
         let finished = state.withLock { state -> Bool in
             state.record(unsaved: unsaved)
             return state.finishIfNothingQueued()

@@ -20,9 +20,6 @@ struct WriteQueue: Sendable {
 
     var isEmpty: Bool { head == nil }
 
-    /// The batch, when the queue holds exactly one (the common write).
-    var only: PersistenceBatch? { tail.isEmpty ? head : nil }
-
     /// The batches, in order.
     var batches: [PersistenceBatch] {
         guard let head else { return [] }
