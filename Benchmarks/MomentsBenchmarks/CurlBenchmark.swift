@@ -83,7 +83,11 @@ enum CurlBenchmark {
     static func sdkCostPerRequest(answer: Data) async throws -> Row {
         let instant = InstantTransport(response: HTTPResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: answer))
         let service = GraphQLMomentsService(
-            client: HTTPClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: instant) { $0.coalescesRequests = false }
+            client: HTTPClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: instant) {
+                $0.coalescesRequests = false
+                // What hedging costs a call: the same calls with it off (profiling only).
+                if ProcessInfo.processInfo.environment["NOHEDGE"] == "1" { $0.hedging = nil }
+            }
         )
         _ = try await service.getMoments(userID: "0")
         if let calls = ProcessInfo.processInfo.environment["MOMENTS_BENCH_CALLS"].flatMap(Int.init) {

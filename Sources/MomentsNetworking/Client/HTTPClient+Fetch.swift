@@ -35,9 +35,7 @@ extension HTTPClient {
             hedges: options.hedges, coalesces: coalesces, middlewares: options.middlewares, origin: origins.base, record: record
         )
         do {
-            let response = try await tracked(latestWinsKey: options.latestWinsKey, groups: options.groups) { [sending] in
-                try await self.pipeline.send(sending, call)
-            }
+            let response = try await tracked(sending, call, latestWinsKey: options.latestWinsKey, groups: options.groups)
             let value = try decode(response, for: request, download: download)
             if let key, let cache = configuration.cache, record.lastIdentity == key.identity {
                 await cache.store(CachedResponse(response, storedAt: clock.date, timeToLive: options.cacheTTL ?? configuration.cacheTTL), for: key.key)
@@ -72,20 +70,15 @@ extension HTTPClient {
                         fromCache: false, error: error, secrets: secrets)
     }
 
-    /// Runs `operation` in a task of its own, so ``cancelAll()`` and latest-wins can cancel it.
-    ///
-    /// The task starts at once on the calling thread (`Task.immediate`) and runs there
-    /// up to its first suspension: no thread is woken to start it, and an answer that
-    /// needs no waiting completes before the caller would suspend.
-    private nonisolated func tracked<T: Sendable>(
-        latestWinsKey: String?, groups: Set<String>,
-        _ operation: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
+    /// Sends `request` through the client's stages in the call's own task (see
+    /// ``CallTask``), registered so ``cancelAll()`` and latest-wins can cancel it.
+    private nonisolated func tracked(
+        _ request: HTTPRequest, _ call: Call, latestWinsKey: String?, groups: Set<String>
+    ) async throws -> HTTPResponse {
         if inFlight.isClosed { throw HTTPClientError.shutDown() }
-        let task = Task.immediate { try await operation() }
-        let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { task.cancel() }
+        let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { [task = call.task] in task.cancel() }
         defer { inFlight.unregister(id, latestWinsKey: latestWinsKey, groups: groups) }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await pipeline.send(request, call)
     }
 
     /// The answer as the caller gets it; a download's file replaces its destination only

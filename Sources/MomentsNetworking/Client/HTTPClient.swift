@@ -81,7 +81,12 @@ public actor HTTPClient {
             RetryStage(policy: configuration.retryPolicy, attemptTimeout: configuration.attemptTimeout, clock: clock, instruments: instruments),
         ]
         if configuration.hedging != nil {
-            stages.append(HedgeStage(clock: clock, failureStatuses: configuration.circuitBreaker?.failureStatusCodes ?? [429, 500, 502, 503, 504]))
+            // An answer the breaker counts as failure, or the retry stage would retry, does
+            // not win a race: the call's task, cancelled by a winning hedge, must have
+            // nothing left to do but return it.
+            let breakerFailures = configuration.circuitBreaker?.failureStatusCodes ?? [429, 500, 502, 503, 504]
+            let retried = configuration.retryPolicy?.retryableStatusCodes ?? []
+            stages.append(HedgeStage(clock: clock, failureStatuses: breakerFailures.union(retried)))
         }
         stages.append(MiddlewareStage(configured: configuration.middlewares, authentication: configuration.authentication))
         stages.append(CoalescingStage(coalescer: coalescer, identityNames: identityNames, identityKey: identityKey))

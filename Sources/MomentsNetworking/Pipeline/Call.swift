@@ -37,6 +37,8 @@ struct Call: Sendable {
     var hopOrigin: OriginGuard
     /// What the stages learn on the way.
     let record: CallRecord
+    /// The task the call's stages run in, and its hedges.
+    let task = CallTask()
 
     init(
         context: RequestContext, started: ContinuousClock.Instant, deadline: ContinuousClock.Instant,

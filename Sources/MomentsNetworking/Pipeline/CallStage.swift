@@ -34,9 +34,9 @@ struct CallPipeline: Sendable {
         self.stages = stages
     }
 
-    /// Sends `request` through every stage.
+    /// Sends `request` through every stage, in the call's own task (see ``CallTask``).
     func send(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
-        try await Next(pipeline: self, index: 0)(request, call)
+        try await call.task.run { try await Next(pipeline: self, index: 0)(request, call) }
     }
 
     /// The rest of the pipeline after a stage.

@@ -6,78 +6,62 @@ import MomentsHTTP
 /// call's origin (see ``HedgingPolicy``).
 ///
 /// The rules it keeps:
-/// - the hedge goes only if it can start before the attempt's deadline, the origin has
-///   fewer attempts in flight than ``HedgingPolicy/maximumAttemptsInFlight``, and its
-///   retry budget has a retry to spend; it never joins a shared (coalesced) exchange;
-/// - the first good answer wins and the other attempt is cancelled; a failure (or a
-///   status the breaker counts as failure) waits for the other attempt, if one runs;
-/// - the delay is a wake-up on the client's clock, cancelled when the attempt ends.
+/// - the hedge goes only if it can start before the attempt's deadline, the call was not
+///   cancelled, the origin has fewer attempts in flight than
+///   ``HedgingPolicy/maximumAttemptsInFlight``, and its retry budget has a retry to
+///   spend; it never joins a shared (coalesced) exchange;
+/// - the first good answer wins and the other attempt is cancelled; an answer is good
+///   unless its status is one of `failureStatuses` (the breaker's failures and the
+///   statuses the retry policy retries); a failure waits for the other attempt, if one
+///   runs (see ``HedgeRace``);
+/// - the delay is a wake-up on the client's clock, cancelled when the attempt ends, and
+///   the hedge decision is taken when it ends.
+///
+/// A call pays for hedging only when a hedge goes: the first attempt runs in the call's
+/// own task, and the hedge is a task of its own that the caller's task starts
+/// (``CallTask/startHedge(_:)``), so it carries the caller's task-local values. A hedge
+/// that wins cancels the call's task, whose only work left is to return its answer.
 struct HedgeStage: CallStage {
     let clock: any MomentsClock
     let failureStatuses: Set<Int>
 
     func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
-        guard call.hedges, call.isRepeatable, let delay = call.origin.hedgeDelay(), clock.now + delay < call.attemptDeadline else {
-            return try await next(request, call)
+        guard call.hedges, call.isRepeatable, let delay = call.origin.hedgeDelay() else { return try await next(request, call) }
+        let hedgeAt = clock.now + delay
+        guard hedgeAt < call.attemptDeadline else { return try await next(request, call) }
+        let race = HedgeRace(failureStatuses: failureStatuses)
+        let timer = clock.wake(at: hedgeAt) { [clock] in
+            Self.delayEnded(race, request, call, next: next, clock: clock)
         }
-        let race = HedgeRace()
-        let attempt: @Sendable (Call) async -> Void = { call in
-            do {
-                race.post(.answer(try await next(request, call)))
-            } catch let error as HTTPClientError {
-                race.post(.failed(error))
-            } catch {
-                race.post(.failed(Task.isCancelled ? .cancelled() : .transportFailure(TransportFailure(kind: .other, message: "\(error)"))))
-            }
+        let first: HedgeRace.Outcome
+        do {
+            first = .success(try await next(request, call))
+        } catch {
+            first = .failure(TransportStage.clientError(error))
         }
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addImmediateTask { await attempt(call) }
-            if let ended = race.takeIfPosted() {
-                // The attempt ended before it ever waited (an answer from memory): there is
-                // nothing to hedge, and no wake-up to set.
-                if Task.isCancelled { throw HTTPClientError.cancelled() }
-                switch ended {
-                case .answer(let response): return response
-                case .failed(let error): throw error
-                case .delayEnded: break
-                }
-            }
-            let timer = clock.wake(at: clock.now + delay) { race.post(.delayEnded) }
-            defer {
-                timer.cancel()
-                group.cancelAll()
-            }
-            var running = 1
-            var held: Result<HTTPResponse, HTTPClientError>?
-            while running > 0 {
-                switch await race.next() {
-                case .delayEnded:
-                    guard held == nil, !Task.isCancelled, clock.now < call.attemptDeadline, call.origin.admitsHedge(),
-                          call.origin.withdrawRetry(now: clock.now) else { continue }
-                    running += 1
-                    Self.startHedge(of: call, in: &group, attempt)
-                case .answer(let response) where !failureStatuses.contains(response.statusCode):
-                    return response
-                case .answer(let response):
-                    running -= 1
-                    held = held ?? .success(response)
-                case .failed(let error):
-                    running -= 1
-                    held = held ?? .failure(error)
-                }
-            }
-            if Task.isCancelled { throw HTTPClientError.cancelled() }
-            guard let held else { throw HTTPClientError.cancelled() }
-            return try held.get()
-        }
+        timer.cancel()
+        return try await race.firstEnded(first).get()
     }
 
-    /// Starts the hedge: `call` again, never shared. Apart from ``send(_:_:next:)``, so
-    /// the copy of the call it makes is not kept in the frame that waits for the race.
-    @inline(never)
-    private static func startHedge(of call: Call, in group: inout ThrowingTaskGroup<Void, any Error>, _ attempt: @escaping @Sendable (Call) async -> Void) {
+    /// The hedging delay ended: starts the hedge if the rules let it go.
+    private static func delayEnded(_ race: HedgeRace, _ request: HTTPRequest, _ call: Call, next: CallPipeline.Next, clock: any MomentsClock) {
+        guard race.mayHedge, !call.task.isCancelled, clock.now < call.attemptDeadline, call.origin.admitsHedge(),
+              call.origin.withdrawRetry(now: clock.now), race.requestHedge() else { return }
         var hedge = call
         hedge.coalesces = false
-        group.addImmediateTask { await attempt(hedge) }
+        call.task.startHedge { [hedge] in
+            let task = Task.immediate {
+                guard race.isOpen else { return }
+                let outcome: HedgeRace.Outcome
+                do {
+                    outcome = .success(try await next(request, hedge))
+                } catch {
+                    outcome = .failure(TransportStage.clientError(error))
+                }
+                if race.hedgeEnded(outcome) { hedge.task.cancelCallTask() }
+            }
+            race.adopt(task)
+            return task
+        }
     }
 }

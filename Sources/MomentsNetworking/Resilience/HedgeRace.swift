@@ -1,57 +1,163 @@
 import MomentsSupport
 import MomentsHTTP
 
-/// The events of one hedged attempt, in the order they happen: each attempt's outcome
-/// and the hedging delay's end, handed to the call that waits for them.
+/// One hedged attempt: the first attempt, which runs in the call's own task, against
+/// the hedge the hedging delay may start in a task of its own. It decides which outcome
+/// the call gets, and which attempt to cancel.
 ///
-/// The call waits here rather than on a task group's next child, so the hedging delay
-/// needs no task of its own (it is an entry on the client's ``DeadlineTimer``), and an
-/// attempt that ends before the call looks finds its outcome waiting, with no
-/// suspension and no thread woken.
-final class HedgeRace: Sendable {
-    enum Event: Sendable {
-        case answer(HTTPResponse)
-        case failed(HTTPClientError)
-        case delayEnded
+/// - The first good answer wins (an answer is good when its status is not one the
+///   client counts as a failure); the other attempt is cancelled.
+/// - A failure waits for the other attempt, if one was started; when both fail, the
+///   failure that came first is the call's.
+///
+/// A value whose copies share one race: one allocation, the lock and its state.
+struct HedgeRace: Sendable {
+    typealias Outcome = Result<HTTPResponse, HTTPClientError>
+
+    private enum Phase {
+        /// The first attempt is under way.
+        case first
+        /// The first attempt failed; the call waits for the hedge.
+        case waiting(CheckedContinuation<Outcome, Never>)
+        /// The hedge answered well while the first attempt was under way.
+        case hedgeWon(HTTPResponse)
+        /// Decided.
+        case closed
     }
 
     private struct State {
-        var events: [Event] = []
-        var waiter: CheckedContinuation<Event, Never>?
+        var phase = Phase.first
+        var hedgeRequested = false
+        /// The hedge's failure, while the first attempt is under way.
+        var hedgeFailure: Outcome?
+        var hedge: Task<Void, Never>?
     }
 
     private let state = PThreadMutex(State())
+    private let failureStatuses: Set<Int>
 
-    /// Hands `event` to the waiting call, or keeps it for the call's next look.
-    func post(_ event: Event) {
-        let waiter = state.withLock { state -> CheckedContinuation<Event, Never>? in
-            guard let waiter = state.waiter else {
-                state.events.append(event)
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume(returning: event)
+    init(failureStatuses: Set<Int>) {
+        self.failureStatuses = failureStatuses
     }
 
-    /// The oldest event not yet taken, if one was posted, without waiting.
-    func takeIfPosted() -> Event? {
-        state.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
+    /// Whether the first attempt is under way with no hedge requested.
+    var mayHedge: Bool {
+        state.withLock { state in
+            guard case .first = state.phase else { return false }
+            return !state.hedgeRequested
+        }
     }
 
-    /// The oldest event not yet taken, waiting for one if there is none. Only one call
-    /// waits at a time. An attempt under way ends when its task is cancelled, so the
-    /// caller's cancellation reaches this wait as that attempt's failure.
-    func next() async -> Event {
-        if let event = takeIfPosted() { return event }
-        return await withCheckedContinuation { continuation in
-            let event = state.withLock { state -> Event? in
-                if !state.events.isEmpty { return state.events.removeFirst() }
-                state.waiter = continuation
-                return nil
+    /// Whether the race is undecided: a hedge started now still has a use.
+    var isOpen: Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .first, .waiting: true
+            case .hedgeWon, .closed: false
             }
-            if let event { continuation.resume(returning: event) }
         }
+    }
+
+    /// Records that a hedge goes; `false` if the first attempt already ended.
+    func requestHedge() -> Bool {
+        state.withLock { state in
+            guard case .first = state.phase, !state.hedgeRequested else { return false }
+            state.hedgeRequested = true
+            return true
+        }
+    }
+
+    /// The hedge's task, cancelled at once if the race is already decided.
+    func adopt(_ hedge: Task<Void, Never>) {
+        let decided = state.withLock { state -> Bool in
+            state.hedge = hedge
+            if case .closed = state.phase { return true }
+            return false
+        }
+        if decided { hedge.cancel() }
+    }
+
+    /// Records the hedge's outcome; returns whether the first attempt is to be cancelled
+    /// (the hedge answered well first).
+    func hedgeEnded(_ outcome: Outcome) -> Bool {
+        let (waiter, cancelsFirst) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Bool) in
+            switch state.phase {
+            case .first:
+                if case .success(let response) = outcome, isGood(response) {
+                    state.phase = .hedgeWon(response)
+                    return (nil, true)
+                }
+                state.hedgeFailure = state.hedgeFailure ?? outcome
+                return (nil, false)
+            case .waiting(let waiter):
+                state.phase = .closed
+                return (waiter, false)
+            case .hedgeWon, .closed:
+                return (nil, false)
+            }
+        }
+        waiter?.resume(returning: outcome)
+        return cancelsFirst
+    }
+
+    /// The call's outcome, given the first attempt's: waits for the hedge if the first
+    /// attempt failed while a hedge was under way.
+    func firstEnded(_ first: Outcome) async -> Outcome {
+        enum Decision { case decided(Outcome, cancelling: Task<Void, Never>?), waitForHedge }
+        let decision = state.withLock { state -> Decision in
+            switch state.phase {
+            case .hedgeWon(let response):
+                state.phase = .closed
+                return .decided(.success(response), cancelling: nil)
+            case .first:
+                if case .success(let response) = first, isGood(response) {
+                    state.phase = .closed
+                    return .decided(first, cancelling: state.hedge)
+                }
+                if let failure = state.hedgeFailure {
+                    state.phase = .closed
+                    return .decided(failure, cancelling: nil)
+                }
+                guard state.hedgeRequested else {
+                    state.phase = .closed
+                    return .decided(first, cancelling: nil)
+                }
+                return .waitForHedge
+            case .waiting, .closed:
+                // The first attempt ends once; nothing else closes the race before it.
+                return .decided(first, cancelling: nil)
+            }
+        }
+        switch decision {
+        case .decided(let outcome, let hedge):
+            hedge?.cancel()
+            return outcome
+        case .waitForHedge:
+            let hedge = await withCheckedContinuation { continuation in
+                let ended = state.withLock { state -> Outcome? in
+                    switch state.phase {
+                    case .first:
+                        if let failure = state.hedgeFailure {
+                            state.phase = .closed
+                            return failure
+                        }
+                        state.phase = .waiting(continuation)
+                        return nil
+                    case .hedgeWon(let response):
+                        state.phase = .closed
+                        return .success(response)
+                    case .waiting, .closed:
+                        return first
+                    }
+                }
+                if let ended { continuation.resume(returning: ended) }
+            }
+            if case .success(let response) = hedge, isGood(response) { return hedge }
+            return first
+        }
+    }
+
+    private func isGood(_ response: HTTPResponse) -> Bool {
+        !failureStatuses.contains(response.statusCode)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MomentsNetworking
+import MomentsSupport
 import MomentsTesting
 import MomentsTestSupport
 import Testing
@@ -65,6 +66,52 @@ import MomentsHTTP
         #expect(origin.attemptsInFlight == others)
     }
 
+    /// The hedge carries the caller's task-local values, as the first attempt does: it is
+    /// started from the caller's task, not from the thread the delay ended on.
+    @Test func theHedgeCarriesTheCallersTaskLocalValues() async throws {
+        let clock = clock
+        let next = StubNext { arrival, _, _ in
+            if arrival == 1 { try await clock.sleep(for: .seconds(3_600)) }
+            return HTTPResponse(statusCode: 200, body: Data("attempt \(arrival) for \(Caller.name ?? "nobody")".utf8))
+        }
+        let pipeline = CallPipeline([HedgeStage(clock: clock, failureStatuses: [503]), next])
+        let call = StageHarness.call(clock: clock, hedges: true, origin: origin())
+        async let answer = Caller.$name.withValue("Ada") { try await pipeline.send(StageHarness.request(), call) }
+        await clock.waitForWakeUps(2)  // the first attempt's answer, and the hedging delay
+        clock.advance(by: .milliseconds(50))
+        #expect(String(decoding: try await answer.body, as: UTF8.self) == "attempt 2 for Ada")
+    }
+
+    /// A call returns only once its hedge has ended: the first attempt wins, the hedge is
+    /// cancelled, and the call waits for it to finish winding down.
+    @Test func aCallReturnsOnlyOnceItsHedgeHasEnded() async throws {
+        let clock = clock
+        let hedgeArrived = Latch(), hedgeCancelled = Latch()
+        let hedgeEnded = PThreadMutex(false)
+        let next = StubNext { arrival, _, _ in
+            if arrival == 1 {
+                try await clock.sleep(for: .seconds(1))
+                return HTTPResponse(statusCode: 200, body: Data("attempt 1".utf8))
+            }
+            hedgeArrived.open()
+            await withTaskCancellationHandler { await hedgeCancelled.wait() } onCancel: { hedgeCancelled.open() }
+            // Winding down takes a while: a few turns of the executor.
+            for _ in 0..<100 { await Task.yield() }
+            hedgeEnded.withLock { $0 = true }
+            throw HTTPClientError.cancelled()
+        }
+        let pipeline = CallPipeline([HedgeStage(clock: clock, failureStatuses: [503]), next])
+        let call = StageHarness.call(clock: clock, hedges: true, origin: origin())
+        async let answer = pipeline.send(StageHarness.request(), call)
+        await clock.waitForWakeUps(2)  // the first attempt's answer, and the hedging delay
+        clock.advance(by: .milliseconds(50))
+        await hedgeArrived.wait()
+        clock.advance(by: .seconds(1))
+        #expect(String(decoding: try await answer.body, as: UTF8.self) == "attempt 1")
+        #expect(hedgeEnded.withLock { $0 }, "the call returned before its hedge ended")
+        #expect(next.arrivals == 2)
+    }
+
     /// A request that is not repeatable, or whose call does not hedge, goes once.
     @Test func onlyRepeatableHedgedCallsAreHedged() async throws {
         for (repeatable, hedges) in [(false, true), (true, false)] {
@@ -75,4 +122,9 @@ import MomentsHTTP
             #expect(clock.pendingWakeUps == 0)
         }
     }
+}
+
+/// A task-local value the caller binds, for the hedge to read.
+private enum Caller {
+    @TaskLocal static var name: String?
 }

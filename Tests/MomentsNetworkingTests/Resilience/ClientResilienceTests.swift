@@ -146,8 +146,7 @@ import MomentsHTTP
         var query = HedgedQuery()
         #expect(try await client.send(query).name == "Ada")
         #expect(transport.calls == 2)
-        // The attempts run in the call's task group: the stalled one has been cancelled
-        // and has ended by the time the call returns.
+        // The stalled attempt has been cancelled and has ended by the time the call returns.
         #expect(cancelled.withLock { $0 } == 1, "the stalled attempt is cancelled before the call returns")
 
         let mutations = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"rename":{"id":1,"name":"Bo"}}}"#) }
@@ -158,6 +157,38 @@ import MomentsHTTP
         let plain = ScriptedTransport(delay: .milliseconds(100)) { _, _ in ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#) }
         _ = try await testClient(plain) { $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(5))) }.send(query)
         #expect(plain.calls == 1, "a request that does not hedge is sent once")
+    }
+
+    /// An answer the client would retry does not win a hedged race: the first attempt's
+    /// 408 (retried by the default policy, not a breaker failure) waits for the hedge,
+    /// whose 200 is the call's answer. Time moves only when the test moves it.
+    @Test func anAnswerTheClientWouldRetryDoesNotWinAHedgedRace() async throws {
+        let clock = ManualClock()
+        let hedgeGate = Latch()
+        let transport = ScriptedTransport { call, _ in
+            if call == 1 {
+                try await clock.sleep(for: .seconds(1))
+                return status(408)
+            }
+            await hedgeGate.wait()
+            return ok(#"{"data":{"user":{"id":1,"name":"Ada"}}}"#)
+        }
+        let client = testClient(transport) {
+            $0.clock = clock
+            $0.hedging = HedgingPolicy(delay: .fixed(.milliseconds(20)))
+            // 408 is retryable, but no retry is made: the answer the race picks is the call's.
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 1)
+            $0.coalescesRequests = false
+        }
+        async let answer = client.send(HedgedQuery())
+        await transport.waitForCalls(1)
+        await clock.waitForWakeUps(2)  // the first attempt's answer, and the hedging delay
+        clock.advance(by: .milliseconds(20))
+        await transport.waitForCalls(2)  // the hedge, held at its gate
+        clock.advance(by: .seconds(1))  // the first attempt answers 408
+        hedgeGate.open()
+        #expect(try await answer.name == "Ada")
+        #expect(transport.calls == 2)
     }
 
     /// Reads stalled while their origin is busy are not hedged: with 8 in flight, more
