@@ -52,8 +52,15 @@ package final class DeadlineTimer: Sendable {
     }
 
     /// Forgets the action of `token`; it will not run.
+    ///
+    /// Its entry stays in the heap until its deadline (or a compaction) drops it, unless
+    /// it is the heap's last element, a leaf, which goes at once: the entry of a call that
+    /// ends before anything is scheduled after it, the common case.
     package func cancel(_ token: UInt64) {
-        _ = state.withLock { $0.actions.removeValue(forKey: token) }
+        _ = state.withLock { state in
+            if state.heap.last?.id == token { state.heap.removeLast() }
+            return state.actions.removeValue(forKey: token)
+        }
     }
 
     package var pendingCount: Int { state.withLock { $0.actions.count } }

@@ -20,8 +20,11 @@ import Testing
             let delay = Duration.microseconds(Int.random(in: 0...30_000, using: &generator))
             due[index] = ContinuousClock.now + delay
             tokens[index] = timer.schedule(after: delay) { ran.withLock { $0[index] = .now } }
-            // Most requests finish before their deadline and cancel it, often the oldest.
-            if Int.random(in: 0..<10, using: &generator) < 8, let victim = tokens.keys.randomElement(using: &generator), let token = tokens.removeValue(forKey: victim) {
+            // Most requests finish before their deadline and cancel it: any of them, or the
+            // one just scheduled (a call answered at once).
+            let roll = Int.random(in: 0..<10, using: &generator)
+            let victim = roll < 4 ? tokens.keys.randomElement(using: &generator) : roll < 8 ? index : nil
+            if let victim, let token = tokens.removeValue(forKey: victim) {
                 timer.cancel(token)
                 // Taken after the call: an action may have fired before it returned.
                 cancelledAt[victim] = (due[victim]!, .now)
