@@ -40,8 +40,10 @@ final class CallTask: Sendable {
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
     /// Runs `operation` in the call's task and returns what it returns, once that task
-    /// and every hedge it started have ended. Called once, by the call's caller.
+    /// and every hedge it started have ended. One run at a time; a later run forgets the
+    /// outcome of the one before (a cancellation stays).
     func run(_ operation: @escaping @Sendable () async throws -> HTTPResponse) async throws -> HTTPResponse {
+        state.withLock { $0.outcome = nil }
         let task = Task.immediate { [self] in
             let outcome: Result<HTTPResponse, any Error>
             do {
