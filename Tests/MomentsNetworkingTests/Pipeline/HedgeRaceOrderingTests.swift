@@ -1,0 +1,152 @@
+import Foundation
+@testable import MomentsNetworking
+import MomentsSupport
+import MomentsTesting
+import MomentsTestSupport
+import Testing
+import MomentsHTTP
+
+/// A hedged attempt against seeded random scripts: when each attempt answers (or fails,
+/// or stalls until cancelled), with what, and whether the call is cancelled on the way;
+/// the clock moves in small steps with the executor's turns between them, so the
+/// attempts' ends, the hedging delay and the cancellation meet in many orders.
+///
+/// Whatever the order:
+/// - a call that was not cancelled gets a good answer if and only if an attempt answered
+///   well, and fails only with an attempt's own failure;
+/// - at most one hedge goes;
+/// - when the call returns, every attempt has ended, the breaker counts none in flight,
+///   and no wake-up is left on the clock.
+@Suite struct HedgeRaceOrderingTests {
+    private struct Script {
+        /// When each attempt ends, in 10 ms steps after it starts; `nil`: only when cancelled.
+        var firstEnds: Int?
+        var hedgeEnds: Int?
+        var firstStatus: Int
+        var hedgeStatus: Int
+        var firstThrows: Bool
+        var hedgeThrows: Bool
+        /// The step at which the call is cancelled, if it is.
+        var cancelAt: Int?
+
+        init(_ generator: inout SeededGenerator) {
+            func end() -> Int? { Int.random(in: 0..<10, using: &generator) == 0 ? nil : Int.random(in: 0...20, using: &generator) }
+            firstEnds = end()
+            hedgeEnds = end()
+            firstStatus = Bool.random(using: &generator) ? 200 : 503
+            hedgeStatus = Bool.random(using: &generator) ? 200 : 503
+            firstThrows = Int.random(in: 0..<4, using: &generator) == 0
+            hedgeThrows = Int.random(in: 0..<4, using: &generator) == 0
+            cancelAt = Int.random(in: 0..<4, using: &generator) == 0 ? Int.random(in: 0...25, using: &generator) : nil
+            // Without a cancellation, an attempt that never ends would keep the call
+            // waiting when the other fails: it answers late instead.
+            if cancelAt == nil {
+                firstEnds = firstEnds ?? 30
+                hedgeEnds = hedgeEnds ?? 30
+            }
+        }
+    }
+
+    private final class Attempts: Sendable {
+        private struct State {
+            var running = 0
+            var good = 0
+            var arrivals = 0
+        }
+        private let state = PThreadMutex(State())
+        var running: Int { state.withLock { $0.running } }
+        var good: Int { state.withLock { $0.good } }
+        var arrivals: Int { state.withLock { $0.arrivals } }
+
+        func began() -> Int {
+            state.withLock { state in
+                state.arrivals += 1
+                state.running += 1
+                return state.arrivals
+            }
+        }
+
+        func ended(good: Bool) {
+            state.withLock { state in
+                state.running -= 1
+                if good { state.good += 1 }
+            }
+        }
+    }
+
+    @Test(arguments: 0..<8)
+    func everyOrderOfAttemptsDelayAndCancellationKeepsTheRules(batch: UInt64) async throws {
+        for seed in batch * 40..<(batch + 1) * 40 {
+            try await run(seed: seed)
+        }
+    }
+
+    private func run(seed: UInt64) async throws {
+        var generator = SeededGenerator(seed: seed &+ 0x9E37_79B9)
+        let script = Script(&generator)
+        let clock = ManualClock()
+        let attempts = Attempts()
+        let next = StubNext { _, _, _ in
+            let arrival = attempts.began()
+            let ends = arrival == 1 ? script.firstEnds : script.hedgeEnds
+            let status = arrival == 1 ? script.firstStatus : script.hedgeStatus
+            let fails = arrival == 1 ? script.firstThrows : script.hedgeThrows
+            do {
+                if let ends {
+                    if ends > 0 { try await clock.sleep(for: .milliseconds(10 * ends)) }
+                } else {
+                    await waitUntilCancelled()
+                    throw HTTPClientError.cancelled()
+                }
+            } catch {
+                attempts.ended(good: false)
+                throw error
+            }
+            attempts.ended(good: !fails && status == 200)
+            if fails { throw StageHarness.failure(.connectionReset) }
+            return HTTPResponse(statusCode: status, body: Data("attempt \(arrival)".utf8))
+        }
+        let origin = StageHarness.origin(clock: clock, hedging: HedgingPolicy(delay: .fixed(.milliseconds(50))))
+        let origins = OriginGuards(baseURL: StageHarness.url) { origin }
+        let pipeline = CallPipeline([
+            HedgeStage(clock: clock, failureStatuses: [503]),
+            BreakerStage(clock: clock, instruments: StageHarness.instruments(), origins: origins),
+            next,
+        ])
+        let call = StageHarness.call(clock: clock, hedges: true, origin: origin)
+        let outcome = PThreadMutex<Result<HTTPResponse, any Error>?>(nil)
+        let caller = Task {
+            let result = await Result(awaiting: { try await pipeline.send(StageHarness.request(), call) })
+            outcome.withLock { $0 = result }
+        }
+        // Steps of 10 ms, with turns of the executor between them, until the call ends.
+        var step = 0
+        var turns = 0
+        while outcome.withLock({ $0 == nil }) {
+            if step == script.cancelAt { call.task.cancel() }
+            for _ in 0..<Int.random(in: 1...4, using: &generator) { await Task.yield() }
+            turns += 1
+            if turns % 4 == 0 {
+                clock.advance(by: .milliseconds(10))
+                step += 1
+            }
+            if step > 10_000 {
+                Issue.record("seed \(seed): the call never ended (\(script))")
+                caller.cancel()
+                return
+            }
+        }
+        await caller.value
+        let result = try #require(outcome.withLock { $0 }, "seed \(seed)")
+        let cancelled = script.cancelAt.map { $0 <= step } ?? false
+
+        #expect(attempts.running == 0, "seed \(seed): an attempt still ran when the call returned (\(script))")
+        #expect(origin.attemptsInFlight == 0, "seed \(seed): the breaker still counts an attempt (\(script))")
+        #expect(clock.pendingWakeUps == 0, "seed \(seed): a wake-up was left on the clock (\(script))")
+        #expect(attempts.arrivals <= 2, "seed \(seed): more than one hedge (\(script))")
+        if !cancelled {
+            let goodAnswer = (try? result.get()).map { $0.statusCode == 200 } ?? false
+            #expect(goodAnswer == (attempts.good > 0), "seed \(seed): good answer \(goodAnswer), attempts that answered well \(attempts.good) (\(script))")
+        }
+    }
+}
