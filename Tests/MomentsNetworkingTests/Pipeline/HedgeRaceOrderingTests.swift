@@ -18,33 +18,41 @@ import MomentsHTTP
 /// - when the call returns, every attempt has ended, the breaker counts none in flight,
 ///   and no wake-up is left on the clock.
 @Suite struct HedgeRaceOrderingTests {
-    private struct Script {
-        /// When each attempt ends, in 10 ms steps after it starts; `nil`: only when cancelled.
-        var firstEnds: Int?
-        var hedgeEnds: Int?
-        var firstStatus: Int
-        var hedgeStatus: Int
-        var firstThrows: Bool
-        var hedgeThrows: Bool
+    /// What one attempt does.
+    private struct AttemptScript: CustomStringConvertible {
+        /// When it ends, in 10 ms steps after it starts; `nil`: only when cancelled.
+        var ends: Int?
+        var status: Int
+        var fails: Bool
+
+        init(_ generator: inout SeededGenerator) {
+            ends = Int.random(in: 0..<10, using: &generator) == 0 ? nil : Int.random(in: 0...20, using: &generator)
+            status = Bool.random(using: &generator) ? 200 : 503
+            fails = Int.random(in: 0..<4, using: &generator) == 0
+        }
+
+        var description: String { "\(fails ? "fails" : "\(status)") after \(ends.map { "\($0 * 10) ms" } ?? "cancellation")" }
+    }
+
+    private struct Script: CustomStringConvertible {
+        var first: AttemptScript
+        var hedge: AttemptScript
         /// The step at which the call is cancelled, if it is.
         var cancelAt: Int?
 
         init(_ generator: inout SeededGenerator) {
-            func end() -> Int? { Int.random(in: 0..<10, using: &generator) == 0 ? nil : Int.random(in: 0...20, using: &generator) }
-            firstEnds = end()
-            hedgeEnds = end()
-            firstStatus = Bool.random(using: &generator) ? 200 : 503
-            hedgeStatus = Bool.random(using: &generator) ? 200 : 503
-            firstThrows = Int.random(in: 0..<4, using: &generator) == 0
-            hedgeThrows = Int.random(in: 0..<4, using: &generator) == 0
+            first = AttemptScript(&generator)
+            hedge = AttemptScript(&generator)
             cancelAt = Int.random(in: 0..<4, using: &generator) == 0 ? Int.random(in: 0...25, using: &generator) : nil
             // Without a cancellation, an attempt that never ends would keep the call
             // waiting when the other fails: it answers late instead.
             if cancelAt == nil {
-                firstEnds = firstEnds ?? 30
-                hedgeEnds = hedgeEnds ?? 30
+                first.ends = first.ends ?? 30
+                hedge.ends = hedge.ends ?? 30
             }
         }
+
+        var description: String { "first \(first), hedge \(hedge), cancelled at \(cancelAt.map { "step \($0)" } ?? "no step")" }
     }
 
     private final class Attempts: Sendable {
@@ -88,11 +96,9 @@ import MomentsHTTP
         let attempts = Attempts()
         let next = StubNext { _, _, _ in
             let arrival = attempts.began()
-            let ends = arrival == 1 ? script.firstEnds : script.hedgeEnds
-            let status = arrival == 1 ? script.firstStatus : script.hedgeStatus
-            let fails = arrival == 1 ? script.firstThrows : script.hedgeThrows
+            let attempt = arrival == 1 ? script.first : script.hedge
             do {
-                if let ends {
+                if let ends = attempt.ends {
                     if ends > 0 { try await clock.sleep(for: .milliseconds(10 * ends)) }
                 } else {
                     await waitUntilCancelled()
@@ -102,9 +108,9 @@ import MomentsHTTP
                 attempts.ended(good: false)
                 throw error
             }
-            attempts.ended(good: !fails && status == 200)
-            if fails { throw StageHarness.failure(.connectionReset) }
-            return HTTPResponse(statusCode: status, body: Data("attempt \(arrival)".utf8))
+            attempts.ended(good: !attempt.fails && attempt.status == 200)
+            if attempt.fails { throw StageHarness.failure(.connectionReset) }
+            return HTTPResponse(statusCode: attempt.status, body: Data("attempt \(arrival)".utf8))
         }
         let origin = StageHarness.origin(clock: clock, hedging: HedgingPolicy(delay: .fixed(.milliseconds(50))))
         let origins = OriginGuards(baseURL: StageHarness.url) { origin }
