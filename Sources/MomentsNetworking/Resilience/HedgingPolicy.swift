@@ -3,9 +3,12 @@
 ///
 /// A request whose ``RequestOptions/hedges`` is true, and that may be retried (idempotent:
 /// never a mutation), gets one more attempt if its first has not answered after
-/// ``delay``: the first good answer wins and the other attempt is cancelled. Each hedged
+/// ``delay``: the first good answer wins and the other attempt is cancelled (an answer
+/// is not good when the circuit breaker counts its status as a failure or the retry
+/// policy would retry it; it waits for the other attempt, as a failure does). Each hedged
 /// attempt draws on the ``RetryBudget``, so hedging never adds more than the budget
-/// allows. No hedge goes while the origin is busy (``maximumAttemptsInFlight``).
+/// allows. No hedge goes while the origin is busy (``maximumAttemptsInFlight``). Until
+/// a hedge goes, a call pays only for a wake-up on the client's clock: no second task.
 ///
 /// For example:
 /// ```swift
