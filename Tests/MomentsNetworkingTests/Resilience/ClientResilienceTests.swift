@@ -213,9 +213,12 @@ import MomentsHTTP
             for _ in 0..<8 { group.addTask { try await client.send(HedgedQuery()).name } }
             await transport.waitForCalls(8)
             await clock.waitForWakeUps(8)  // each call's hedging delay
-            // Each call takes the delay's end before its attempt's answer (its race hands
-            // them over in order): every hedge is decided before the gate opens.
+            // Each hedge is decided when its delay ends, on the thread that advances the
+            // clock: before the gate opens. A hedge that goes reaches the transport before
+            // the gate opens too (once its call's first attempt has answered, a hedge not
+            // yet started is not sent).
             clock.advance(by: .milliseconds(20))
+            if limit == nil { await transport.waitForCalls(16) }
             released.open()
             for try await name in group { #expect(name == "Ada") }
         }
