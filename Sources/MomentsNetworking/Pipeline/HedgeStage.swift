@@ -45,8 +45,9 @@ struct HedgeStage: CallStage {
 
     /// The hedging delay ended: starts the hedge if the rules let it go.
     private static func delayEnded(_ race: HedgeRace, _ request: HTTPRequest, _ call: Call, next: CallPipeline.Next, clock: any MomentsClock) {
-        guard race.mayHedge, !call.task.isCancelled, clock.now < call.attemptDeadline, call.origin.admitsHedge(),
-              call.origin.withdrawRetry(now: clock.now), race.requestHedge() else { return }
+        let now = clock.now
+        guard race.mayHedge, !call.task.isCancelled, now < call.attemptDeadline, call.origin.admitsHedge(),
+              call.origin.withdrawRetry(now: now), race.requestHedge() else { return }
         var hedge = call
         hedge.coalesces = false
         call.task.startHedge { [hedge] in
