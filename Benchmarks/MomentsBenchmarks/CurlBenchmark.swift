@@ -92,8 +92,14 @@ enum CurlBenchmark {
         _ = try await service.getMoments(userID: "0")
         if let calls = ProcessInfo.processInfo.environment["MOMENTS_BENCH_CALLS"].flatMap(Int.init) {
             // A fixed number of calls, for counters read from outside (CPU time, allocations,
-            // tasks: `perf stat`), divided by it.
-            for _ in 0..<calls { _ = try await service.getMoments(userID: "0") }
+            // tasks: `perf stat`), divided by it; `WIDTH=N` makes them N at a time.
+            let width = ProcessInfo.processInfo.environment["WIDTH"].flatMap(Int.init) ?? 1
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<width {
+                    group.addTask { for _ in 0..<(calls / width) { _ = try await service.getMoments(userID: "0") } }
+                }
+                try await group.waitForAll()
+            }
             return Row(name: "curl: SDK cost of getMoments, \(calls) calls", unit: "calls", sdk: Double(calls))
         }
         var rates: [Double] = []

@@ -18,7 +18,7 @@ extension HTTPClient {
     /// once the answer is accepted: a failure of any kind leaves the destination as it was.
     /// Every credential value the request sent is removed from the text of its error and
     /// of its log record.
-    nonisolated func fetch<R: Request>(
+    nonisolated(nonsending) func fetch<R: Request>(
         _ request: R, _ httpRequest: HTTPRequest, options: RequestOptions, key: CacheSlot?, started: ContinuousClock.Instant
     ) async throws -> DecodedResponse<R.Response> {
         let record = CallRecord(keepsIdentity: key != nil)
@@ -72,7 +72,7 @@ extension HTTPClient {
 
     /// Sends `request` through the client's stages in the call's own task (see
     /// ``CallTask``), registered so ``cancelAll()`` and latest-wins can cancel it.
-    private nonisolated func tracked(
+    private nonisolated(nonsending) func tracked(
         _ request: HTTPRequest, _ call: Call, latestWinsKey: String?, groups: Set<String>
     ) async throws -> HTTPResponse {
         if inFlight.isClosed { throw HTTPClientError.shutDown() }

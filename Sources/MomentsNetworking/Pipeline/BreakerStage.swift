@@ -12,7 +12,7 @@ struct BreakerStage: CallStage {
     let instruments: ClientInstruments
     let origins: OriginGuards
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         let origin = call.hopOrigin
         let admitted = clock.now
         let isProbe: Bool

@@ -12,12 +12,16 @@ import MomentsHTTP
 /// A stage with nothing to do for a call (no middleware to run, nothing to share) says
 /// so in ``isNeeded(for:_:)``, and the call goes on past it: a call costs nothing for a
 /// policy it does not use.
+///
+/// Every stage runs where its caller runs (`nonisolated(nonsending)`): in the call's own
+/// task (``CallTask``), on the global executor, so going from one stage to the next is a
+/// plain call, not a switch of executor on the way in and another on the way out.
 protocol CallStage: Sendable {
     /// Whether `send` has anything to do for `request` in `call`; `false` sends the
     /// request straight to the next stage. It decides only: it changes nothing.
     func isNeeded(for request: HTTPRequest, _ call: Call) -> Bool
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse
 }
 
 extension CallStage {
@@ -35,7 +39,7 @@ struct CallPipeline: Sendable {
     }
 
     /// Sends `request` through every stage, in the call's own task (see ``CallTask``).
-    func send(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
         try await call.task.run { try await Next(pipeline: self, index: 0)(request, call) }
     }
 
@@ -46,7 +50,7 @@ struct CallPipeline: Sendable {
 
         /// Sends `request` through the stages after the current one that have anything
         /// to do for it.
-        func callAsFunction(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
+        nonisolated(nonsending) func callAsFunction(_ request: HTTPRequest, _ call: Call) async throws -> HTTPResponse {
             let stages = pipeline.stages
             var index = index
             while index < stages.count, !stages[index].isNeeded(for: request, call) { index += 1 }

@@ -42,7 +42,7 @@ final class CallTask: Sendable {
     /// Runs `operation` in the call's task and returns what it returns, once that task
     /// and every hedge it started have ended. One run at a time; a later run forgets the
     /// outcome of the one before (a cancellation stays).
-    func run(_ operation: @escaping @Sendable () async throws -> HTTPResponse) async throws -> HTTPResponse {
+    nonisolated(nonsending) func run(_ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> HTTPResponse) async throws -> HTTPResponse {
         state.withLock { $0.outcome = nil }
         let task = Task.immediate { [self] in
             let outcome: Result<HTTPResponse, any Error>
@@ -104,7 +104,7 @@ final class CallTask: Sendable {
 
     /// What the caller's task does while the call runs: starts the hedges handed over,
     /// and, once the call's task ended, waits for them.
-    private func hostUntilEnded() async throws -> HTTPResponse {
+    private nonisolated(nonsending) func hostUntilEnded() async throws -> HTTPResponse {
         while true {
             let (starts, outcome) = state.withLock { state -> ([HedgeStart], Result<HTTPResponse, any Error>?) in
                 defer { state.handedOver.removeAll() }

@@ -15,7 +15,7 @@ struct CoalescingStage: CallStage {
         call.coalesces || call.record.keepsIdentity || request.headers.contains { identityNames.contains($0.name) }
     }
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         call.record.secrets.collect(from: request.headers, names: identityNames)
         guard call.coalesces || call.record.keepsIdentity else { return try await next(request, call) }
         let identity = RequestIdentity(request.headers, names: identityNames, key: identityKey)

@@ -7,7 +7,7 @@ import MomentsHTTP
 struct ConcurrencyLimitStage: CallStage {
     let limiter: ConcurrencyLimiter
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         if try !limiter.takeFreeSlot() {
             try await limiter.waitForSlot(priority: call.context.priority, deadline: call.attemptDeadline)
         }

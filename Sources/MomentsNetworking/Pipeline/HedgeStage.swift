@@ -25,7 +25,7 @@ struct HedgeStage: CallStage {
     let clock: any MomentsClock
     let failureStatuses: Set<Int>
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         guard call.hedges, call.isRepeatable, let delay = call.origin.hedgeDelay() else { return try await next(request, call) }
         let hedgeAt = clock.now + delay
         guard hedgeAt < call.attemptDeadline else { return try await next(request, call) }

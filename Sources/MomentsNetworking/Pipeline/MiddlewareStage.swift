@@ -15,7 +15,7 @@ struct MiddlewareStage: CallStage {
         !configured.isEmpty || !call.middlewares.isEmpty || authentication != nil
     }
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         var chain = configured + call.middlewares
         if let authentication { chain.append(authentication) }
         return try await MiddlewareChain.run(request, context: call.context, middlewares: chain) { request in

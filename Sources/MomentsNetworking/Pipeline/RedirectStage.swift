@@ -13,7 +13,7 @@ struct RedirectStage: CallStage {
     let identityNames: IdentityHeaderNames
     let origins: OriginGuards
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         let first = try await next(request, call)
         guard policy.scope != .none, RedirectChain.isRedirect(first) else { return first }
         return try await following(first, of: request, call, next: next)
@@ -22,7 +22,7 @@ struct RedirectStage: CallStage {
     /// Follows the redirect `first` answered `request` with, hop by hop. Apart from
     /// ``send(_:_:next:)``, whose frame stays small for the calls that are not redirected.
     @inline(never)
-    private func following(_ first: HTTPResponse, of request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    private nonisolated(nonsending) func following(_ first: HTTPResponse, of request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         var redirects = RedirectChain(origin: request, policy: policy, identityNames: identityNames)
         var current = request
         var response = first

@@ -35,7 +35,7 @@ struct RetryStage: CallStage {
     /// (an async function's frame holds everything any of its paths keeps across a wait,
     /// and a frame that does not fit in what is left of its task allocator's slab costs
     /// a heap allocation).
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         call.origin.beginCall()
         let now = clock.now
         guard now < call.deadline else { throw Self.deadlinePassed(call, now: now) }
@@ -71,7 +71,7 @@ struct RetryStage: CallStage {
     /// Decides on the first attempt's outcome, `first`, as on every later one's, and makes
     /// the attempts that follow.
     @inline(never)
-    private func retrying(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next, after first: Result<HTTPResponse, any Error>) async throws -> HTTPResponse {
+    private nonisolated(nonsending) func retrying(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next, after first: Result<HTTPResponse, any Error>) async throws -> HTTPResponse {
         var attempt = 1
         var waited = Duration.zero
         var retriedStaleConnection = false

@@ -18,7 +18,7 @@ struct TransportStage: CallStage {
     let deadlineHeader: String?
     let instruments: ClientInstruments
 
-    func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
         let started = clock.now
         let (traced, span) = try prepared(request, call, at: started)
         let answer: Result<HTTPResponse, any Error>

@@ -102,7 +102,7 @@ struct HedgeRace: Sendable {
 
     /// The call's outcome, given the first attempt's: waits for the hedge if the first
     /// attempt failed while a hedge was under way.
-    func firstEnded(_ first: Outcome) async -> Outcome {
+    nonisolated(nonsending) func firstEnded(_ first: Outcome) async -> Outcome {
         enum Decision { case decided(Outcome, cancelling: Task<Void, Never>?), waitForHedge }
         let decision = state.withLock { state -> Decision in
             switch state.phase {
