@@ -20,20 +20,21 @@ struct BreakerStage: CallStage {
         case .allowed(let probe): isProbe = probe
         case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
-        defer { origin.attemptEnded() }
         if origin !== call.origin { call.record.answered(from: origin) }
         let response: HTTPResponse
         do {
             response = try await next(request, call)
-        } catch let error as HTTPClientError {
-            origin.record(error.code == .transportFailure ? .failure(retryAfter: nil) : .ignored, isProbe: isProbe, now: clock.now)
-            report(origin)
+        } catch {
+            let failure = error as? HTTPClientError
+            let outcome = failure.map { $0.code == .transportFailure ? CircuitBreakerState.Outcome.failure(retryAfter: nil) : .ignored }
+            origin.attemptEnded(outcome, isProbe: isProbe, now: clock.now, latency: nil)
+            if failure != nil { report(origin) }
             throw error
         }
         let now = clock.now
-        origin.record(outcome(of: response), isProbe: isProbe, now: now)
+        let succeeded = (200..<300).contains(response.statusCode)
+        origin.attemptEnded(outcome(of: response), isProbe: isProbe, now: now, latency: succeeded ? now - admitted : nil)
         report(origin)
-        if (200..<300).contains(response.statusCode) { origin.recordLatency(now - admitted) }
         return response
     }
 

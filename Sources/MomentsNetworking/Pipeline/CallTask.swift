@@ -106,9 +106,18 @@ final class CallTask: Sendable {
     /// and, once the call's task ended, waits for them.
     private nonisolated(nonsending) func hostUntilEnded() async throws -> HTTPResponse {
         while true {
-            let (starts, outcome) = state.withLock { state -> ([HedgeStart], Result<HTTPResponse, any Error>?) in
-                defer { state.handedOver.removeAll() }
-                return (state.handedOver, state.outcome)
+            // One lock per turn: what was handed over, and, once the call's task ended with
+            // nothing left to start, the outcome and the hedges to wait for.
+            let (starts, ended) = state.withLock { state -> ([HedgeStart], (Result<HTTPResponse, any Error>, [Task<Void, Never>])?) in
+                let starts = state.handedOver
+                state.handedOver.removeAll()
+                guard starts.isEmpty, let outcome = state.outcome else { return (starts, nil) }
+                defer { state.hedges.removeAll() }
+                return (starts, (outcome, state.hedges))
+            }
+            if case let (outcome, hedges)? = ended {
+                for hedge in hedges { await hedge.value }
+                return try outcome.get()
             }
             for start in starts {
                 let hedge = start()
@@ -117,14 +126,6 @@ final class CallTask: Sendable {
                     return state.isCancelled
                 }
                 if cancelled { hedge.cancel() }
-            }
-            if let outcome {
-                let hedges = state.withLock { state -> [Task<Void, Never>] in
-                    defer { state.hedges.removeAll() }
-                    return state.hedges
-                }
-                for hedge in hedges { await hedge.value }
-                return try outcome.get()
             }
             guard starts.isEmpty else { continue }
             await withCheckedContinuation { continuation in

@@ -3,7 +3,8 @@ import MomentsSupport
 /// The state a client keeps about one origin it talks to: its circuit breaker, retry
 /// budget and recent latency, behind one lock.
 ///
-/// A lock and not the client's actor: every attempt consults it twice, and an actor hop
+/// A lock and not the client's actor: every attempt takes it twice (when it goes, when it
+/// ends), and an actor hop
 /// per attempt would cost each request a context switch for a few dozen nanoseconds of
 /// work. The state machines it holds (``CircuitBreakerState``, ``RetryBudgetState``,
 /// ``LatencyTracker``) are pure values: the decisions are theirs, the lock only orders
@@ -51,20 +52,23 @@ final class OriginGuard: Sendable {
         }
     }
 
-    /// Counts how an admitted attempt ended.
-    func record(_ outcome: CircuitBreakerState.Outcome, isProbe: Bool, now: ContinuousClock.Instant) {
-        state.withLock { $0.breaker?.record(outcome, isProbe: isProbe, now: now) }
-    }
-
     /// Takes one retry (or hedge) from the budget; `true` without a budget.
     func withdrawRetry(now: ContinuousClock.Instant) -> Bool {
         state.withLock { $0.budget?.withdraw(now: now) } ?? true
     }
 
-    /// An attempt ``admit(now:)`` let go ended.
-    func attemptEnded() {
-        guard countsAttempts else { return }
-        state.withLock { $0.attemptsInFlight -= 1 }
+    /// An attempt ``admit(now:)`` let go ended at `now`, under one lock: it leaves the
+    /// attempts in flight, its `outcome` is counted by the breaker (`nil` counts nothing),
+    /// and the `latency` of a success feeds the hedging delay.
+    func attemptEnded(_ outcome: CircuitBreakerState.Outcome?, isProbe: Bool, now: ContinuousClock.Instant, latency: Duration?) {
+        let countsAttempts = countsAttempts
+        let tracksLatency = hedging != nil && latency != nil
+        guard countsAttempts || outcome != nil || tracksLatency else { return }
+        state.withLock { state in
+            if countsAttempts { state.attemptsInFlight -= 1 }
+            if let outcome { state.breaker?.record(outcome, isProbe: isProbe, now: now) }
+            if tracksLatency, let latency { state.latency.record(latency) }
+        }
     }
 
     /// Whether attempts are counted in flight: only for hedging's
@@ -79,12 +83,6 @@ final class OriginGuard: Sendable {
     func admitsHedge() -> Bool {
         guard let limit = hedging?.maximumAttemptsInFlight else { return true }
         return state.withLock { $0.attemptsInFlight } < limit
-    }
-
-    /// Notes a successful attempt's latency.
-    func recordLatency(_ latency: Duration) {
-        guard hedging != nil else { return }
-        state.withLock { $0.latency.record(latency) }
     }
 
     /// How long an attempt of a hedged request waits before its hedge goes; `nil` for none.
