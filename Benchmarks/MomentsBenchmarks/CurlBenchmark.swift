@@ -95,8 +95,9 @@ enum CurlBenchmark {
             // tasks: `perf stat`), divided by it; `WIDTH=N` makes them N at a time.
             let width = ProcessInfo.processInfo.environment["WIDTH"].flatMap(Int.init) ?? 1
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<width {
-                    group.addTask { for _ in 0..<(calls / width) { _ = try await service.getMoments(userID: "0") } }
+                for index in 0..<width {
+                    let share = calls / width + (index < calls % width ? 1 : 0)
+                    group.addTask { for _ in 0..<share { _ = try await service.getMoments(userID: "0") } }
                 }
                 try await group.waitForAll()
             }
