@@ -40,7 +40,8 @@ struct HedgeStage: CallStage {
             first = .failure(TransportStage.clientError(error))
         }
         timer.cancel()
-        return try await race.firstEnded(first).get()
+        if let decided = race.firstEnded(first) { return try decided.get() }
+        return try await race.hedgeOutcome(after: first).get()
     }
 
     /// The hedging delay ended: starts the hedge if the rules let it go.

@@ -100,61 +100,67 @@ struct HedgeRace: Sendable {
         return cancelsFirst
     }
 
-    /// The call's outcome, given the first attempt's: waits for the hedge if the first
-    /// attempt failed while a hedge was under way.
-    nonisolated(nonsending) func firstEnded(_ first: Outcome) async -> Outcome {
-        enum Decision { case decided(Outcome, cancelling: Task<Void, Never>?), waitForHedge }
-        let decision = state.withLock { state -> Decision in
+    /// The call's outcome, given the first attempt's, when it is decided now; `nil` when
+    /// the first attempt failed while a hedge was under way, and the call waits for it
+    /// (``hedgeOutcome(after:)``).
+    ///
+    /// Not `async`: a call answered before its hedge goes, nearly every call, never
+    /// allocates the waiting function's frame (with its outcomes, some 3 KB), which its
+    /// task's allocator would take from the heap.
+    func firstEnded(_ first: Outcome) -> Outcome? {
+        let (outcome, hedge) = state.withLock { state -> (Outcome?, Task<Void, Never>?) in
             switch state.phase {
             case .hedgeWon(let response):
                 state.phase = .closed
-                return .decided(.success(response), cancelling: nil)
+                return (.success(response), nil)
             case .first:
                 if case .success(let response) = first, isGood(response) {
                     state.phase = .closed
-                    return .decided(first, cancelling: state.hedge)
+                    return (first, state.hedge)
                 }
                 if let failure = state.hedgeFailure {
                     state.phase = .closed
-                    return .decided(failure, cancelling: nil)
+                    return (failure, nil)
                 }
                 guard state.hedgeRequested else {
                     state.phase = .closed
-                    return .decided(first, cancelling: nil)
+                    return (first, nil)
                 }
-                return .waitForHedge
+                return (nil, nil)
             case .waiting, .closed:
                 // The first attempt ends once; nothing else closes the race before it.
-                return .decided(first, cancelling: nil)
+                return (first, nil)
             }
         }
-        switch decision {
-        case .decided(let outcome, let hedge):
-            hedge?.cancel()
-            return outcome
-        case .waitForHedge:
-            let hedge = await withCheckedContinuation { continuation in
-                let ended = state.withLock { state -> Outcome? in
-                    switch state.phase {
-                    case .first:
-                        if let failure = state.hedgeFailure {
-                            state.phase = .closed
-                            return failure
-                        }
-                        state.phase = .waiting(continuation)
-                        return nil
-                    case .hedgeWon(let response):
+        hedge?.cancel()
+        return outcome
+    }
+
+    /// The call's outcome once the hedge ends, after ``firstEnded(_:)`` found the first
+    /// attempt failed while the hedge was under way: the hedge's good answer, or else
+    /// the first attempt's failure.
+    nonisolated(nonsending) func hedgeOutcome(after first: Outcome) async -> Outcome {
+        let hedge = await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> Outcome? in
+                switch state.phase {
+                case .first:
+                    if let failure = state.hedgeFailure {
                         state.phase = .closed
-                        return .success(response)
-                    case .waiting, .closed:
-                        return first
+                        return failure
                     }
+                    state.phase = .waiting(continuation)
+                    return nil
+                case .hedgeWon(let response):
+                    state.phase = .closed
+                    return .success(response)
+                case .waiting, .closed:
+                    return first
                 }
-                if let ended { continuation.resume(returning: ended) }
             }
-            if case .success(let response) = hedge, isGood(response) { return hedge }
-            return first
+            if let ended { continuation.resume(returning: ended) }
         }
+        if case .success(let response) = hedge, isGood(response) { return hedge }
+        return first
     }
 
     private func isGood(_ response: HTTPResponse) -> Bool {
