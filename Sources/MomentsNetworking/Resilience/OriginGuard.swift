@@ -4,9 +4,8 @@ import MomentsSupport
 /// budget and recent latency, behind one lock.
 ///
 /// A lock and not the client's actor: every attempt takes it twice (when it goes, when it
-/// ends), and an actor hop
-/// per attempt would cost each request a context switch for a few dozen nanoseconds of
-/// work. The state machines it holds (``CircuitBreakerState``, ``RetryBudgetState``,
+/// ends), and an actor hop per attempt would cost each request a context switch for a
+/// few dozen nanoseconds of work. The state machines it holds (``CircuitBreakerState``, ``RetryBudgetState``,
 /// ``LatencyTracker``) are pure values: the decisions are theirs, the lock only orders
 /// them.
 final class OriginGuard: Sendable {
@@ -60,14 +59,17 @@ final class OriginGuard: Sendable {
     /// An attempt ``admit(now:)`` let go ended at `now`, under one lock: it leaves the
     /// attempts in flight, its `outcome` is counted by the breaker (`nil` counts nothing),
     /// and the `latency` of a success feeds the hedging delay.
+    /// Without a breaker, or without hedging, there is nothing to keep of the outcome or
+    /// of the latency, and the lock is not taken for them.
     func attemptEnded(_ outcome: CircuitBreakerState.Outcome?, isProbe: Bool, now: ContinuousClock.Instant, latency: Duration?) {
         let countsAttempts = countsAttempts
-        let tracksLatency = hedging != nil && latency != nil
-        guard countsAttempts || outcome != nil || tracksLatency else { return }
+        let counted = breakerPolicy == nil ? nil : outcome
+        let sampled = hedging == nil ? nil : latency
+        guard countsAttempts || counted != nil || sampled != nil else { return }
         state.withLock { state in
             if countsAttempts { state.attemptsInFlight -= 1 }
-            if let outcome { state.breaker?.record(outcome, isProbe: isProbe, now: now) }
-            if tracksLatency, let latency { state.latency.record(latency) }
+            if let counted { state.breaker?.record(counted, isProbe: isProbe, now: now) }
+            if let sampled { state.latency.record(sampled) }
         }
     }
 
