@@ -126,6 +126,12 @@ import MomentsHTTP
             outcome.withLock { $0 = result }
         }
         // Steps of 10 ms, with turns of the executor between them, until the call ends.
+        // The bound on a call that never ends counts steps, not seconds: the loop's turns
+        // and the call's jobs wait in the same executor, so every turn lets the call's
+        // ready jobs run, and 10,000 steps (100 s on the clock, far past every script)
+        // come only after tens of thousands of turns. A bound in real time would count a
+        // slow executor as a hang: beside two compilers, one turn of its queue, shared with
+        // every other test's work, has taken over 30 s on a 2-core machine.
         var step = 0
         var turns = 0
         while outcome.withLock({ $0 == nil }) {
@@ -137,7 +143,11 @@ import MomentsHTTP
                 step += 1
             }
             if step > 10_000 {
-                Issue.record("seed \(seed): the call never ended (\(script))")
+                Issue.record(
+                    """
+                    seed \(seed): the call never ended (\(script)); attempts begun \(attempts.arrivals), running \(attempts.running), \
+                    wake-ups on the clock \(clock.pendingWakeUps), call cancelled \(call.task.isCancelled)
+                    """)
                 caller.cancel()
                 return
             }
