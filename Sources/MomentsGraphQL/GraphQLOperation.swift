@@ -80,11 +80,7 @@ extension GraphQLOperation {
     public var body: RequestBody? {
         if let variables = encodedVariables {
             let prefix = GraphQLBodyPrefixes.prefix(for: Self.self)
-            var bytes = Data(capacity: prefix.count + variables.count + 1)
-            bytes.append(prefix)
-            bytes.append(variables)
-            bytes.append(UInt8(ascii: "}"))
-            return .data(bytes, contentType: "application/json")
+            return .data(Data(joining: prefix, variables, closingWith: UInt8(ascii: "}")), contentType: "application/json")
         }
         return .jsonObject(prefix: GraphQLBodyPrefixes.prefix(for: Self.self), endingWith: variables)
     }

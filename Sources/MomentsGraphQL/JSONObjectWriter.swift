@@ -54,10 +54,7 @@ package struct JSONObjectWriter: Sendable {
 
     /// The object's bytes, closed.
     package func finished() -> Data {
-        var data = Data(capacity: bytes.count + 1)
-        data.append(contentsOf: bytes)
-        data.append(UInt8(ascii: "}"))
-        return data
+        bytes.withUnsafeBytes { Data(joining: $0, closingWith: UInt8(ascii: "}")) }
     }
 
     private mutating func writeKey(_ key: StaticString) {
