@@ -4,6 +4,7 @@ import MomentsTestSupport
 import Testing
 import MomentsHTTP
 import MomentsObservability
+import MomentsCurl
 
 /// The contract of ``HTTPTransport`` (see its documentation), checked against every
 /// transport the SDK ships, on a real loopback server that misbehaves on purpose.
@@ -161,10 +162,11 @@ import MomentsObservability
         #expect(fits.body.count == 65_536)
     }
 
-    /// A refused answer ends its exchange once: FoundationNetworking cancels a task whose
-    /// response the delegate refuses, and a second cancel of it from the transport raced
-    /// that one and killed the process ("a task that is not in the registry"); `moments
-    /// timeline` did so about once in fifteen runs against a 130 MB answer.
+    /// A refused answer ends its exchange once, and never kills the process: a cancel of
+    /// the task from the transport that met the task's own completion made
+    /// FoundationNetworking remove it from its registry twice ("a task that is not in the
+    /// registry"); `moments timeline` did so about once in fifteen runs against a 130 MB
+    /// answer, which arrives whole right after it is refused.
     @Test(arguments: TransportKind.allCases)
     func answersRefusedByTheirLengthOverAndOverLeaveTheProcessAndTheTransportWorking(kind: TransportKind) async throws {
         let server = try await RawServer.start()
@@ -194,6 +196,34 @@ import MomentsObservability
             await #expect(throws: HTTPClientError.self) { try await transport.send(refused) }
             await transport.shutdown()
         }
+    }
+
+    /// An answer refused by its announced length does not keep its connection: the server
+    /// goes on dripping the body it announced (a byte every 0.2 s, for days), and the
+    /// transport's only connection to it must serve the next request. FoundationNetworking
+    /// ignores a delegate's refusal, and the task it left running held the connection
+    /// until its idle timeout, which a dripping body never lets come.
+    @Test(arguments: TransportKind.allCases)
+    func anAnswerRefusedByItsLengthGivesUpItsConnectionByItsDeadline(kind: TransportKind) async throws {
+        let server = try await RawServer.start()
+        defer { server.stop() }
+        let transport: any HTTPTransport
+        switch kind {
+        case .urlSession:
+            var configuration = URLSessionTransport.Configuration()
+            configuration.maximumConnectionsPerHost = 1
+            transport = URLSessionTransport(configuration: configuration)
+        case .curl:
+            var configuration = CurlTransport.Configuration()
+            configuration.maximumConnectionsPerHost = 1
+            transport = try CurlTransport(configuration: configuration)
+        }
+        let dripping = server.request("/drip?count=1000000&interval=0.2", timeout: .seconds(2), limit: 65_536)
+        let refused = await #expect(throws: HTTPClientError.self) { try await transport.send(dripping) }
+        #expect(refused?.code == .responseTooLarge, "\(String(describing: refused))")
+        // Its own deadline is long: only a freed connection answers it in time.
+        let next = try await transport.send(server.request("/json", timeout: .seconds(60)))
+        #expect(next.statusCode == 200)
     }
 
     @Test(arguments: TransportKind.allCases)

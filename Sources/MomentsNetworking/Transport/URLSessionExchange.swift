@@ -25,11 +25,13 @@ final class URLSessionExchange: Sendable {
         var deadline: UInt64?
         /// The destination file while the body is written to it.
         var download: DownloadFile?
-        /// Whether the task's end is the session's to bring: the delegate refused the
-        /// response (the session cancels the task itself), or the task completed. A
-        /// cancel of such a task, arriving after the session let go of it, kills the
-        /// process in FoundationNetworking ("a task that is not in the registry").
+        /// Whether the task completed: a cancel of such a task, arriving after the
+        /// session let go of it, kills the process in FoundationNetworking ("a task that
+        /// is not in the registry").
         var taskEnding = false
+        /// Whether the caller was answered on the response's announced length, with the
+        /// task left to end by itself until the deadline (see ``refuse(with:)``).
+        var isRefused = false
     }
 
     private let task: URLSessionTask
@@ -73,10 +75,7 @@ final class URLSessionExchange: Sendable {
 
     func scheduleDeadline(after timeout: Duration) {
         let token = timer.schedule(after: timeout) { [weak self] in
-            self?.finish(throwing: .transportFailure(TransportFailure(
-                kind: .timedOut,
-                message: "no complete answer within \(timeout)"
-            )))
+            self?.deadlineEnded(timeout)
         }
         let scheduled = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
@@ -86,10 +85,25 @@ final class URLSessionExchange: Sendable {
         if !scheduled { timer.cancel(token) }
     }
 
+    /// The deadline passed: the caller is answered that it timed out, unless it was
+    /// answered already; a task still running after its answer was refused is cancelled.
+    private func deadlineEnded(_ timeout: Duration) {
+        let cancelsRefusedTask = state.withLock { state -> Bool in
+            state.deadline = nil
+            return state.isRefused && !state.taskEnding
+        }
+        if cancelsRefusedTask {
+            cancelTaskAsynchronously()
+        } else {
+            finish(throwing: .transportFailure(TransportFailure(kind: .timedOut, message: "no complete answer within \(timeout)")))
+        }
+    }
+
     /// Takes the status and headers; returns whether to go on reading the body.
     ///
-    /// On `false`, the delegate answers `.cancel` and the session cancels the task: the
-    /// exchange ends without cancelling it a second time.
+    /// On `false`, the caller has its error at once and the delegate answers `.cancel`;
+    /// the task is cancelled by the deadline if it is still running then (see
+    /// ``refuse(with:)``).
     func receive(_ response: URLResponse) -> Bool {
         if let limit, response.expectedContentLength > Int64(limit) {
             refuse(with: .responseTooLarge(limit: limit, received: Int(response.expectedContentLength)))
@@ -157,10 +171,11 @@ final class URLSessionExchange: Sendable {
     func complete(error: (any Error)?) {
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, Result<HTTPResponse, HTTPClientError>) in
             state.taskEnding = true
-            guard !state.isFinished else { return (nil, .failure(.cancelled())) }
-            state.isFinished = true
+            // Still armed after a refusal, to cancel a task that would not end.
             if let token = state.deadline { timer.cancel(token) }
             state.deadline = nil
+            guard !state.isFinished else { return (nil, .failure(.cancelled())) }
+            state.isFinished = true
             let continuation = state.continuation
             state.continuation = nil
             let received = state.received
@@ -204,11 +219,30 @@ final class URLSessionExchange: Sendable {
         return headers
     }
 
-    /// Ends the exchange with `error`, the delegate having refused the response: the
-    /// session cancels the task itself.
+    /// Answers the caller with `error`, the delegate having refused the response, and
+    /// leaves the task to end by itself until the deadline, which cancels it.
+    ///
+    /// FoundationNetworking on Linux ignores the delegate's `.cancel`, so the task goes
+    /// on reading the body it announced, holding its connection. Cancelling it at once
+    /// races the end of a body that arrives quickly: a cancel that meets the task's
+    /// completion on the session's queue removes it from the session's registry twice,
+    /// which kills the process (2 of 26 refusals of a 130 MB answer did). A body still
+    /// coming at the deadline is one that drips or stalls, and its cancel meets no
+    /// completion: the connection is then freed, not held for as long as the server
+    /// keeps sending.
     private func refuse(with error: HTTPClientError) {
-        state.withLock { $0.taskEnding = true }
-        finish(throwing: error)
+        let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+            guard !state.isFinished else { return nil }
+            state.isFinished = true
+            state.isRefused = true
+            state.earlyFailure = error
+            state.body = Data()
+            state.download?.finish(succeeded: false)
+            state.download = nil
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(throwing: error)
     }
 
     /// Ends the exchange with `error` now, if it has not ended, and cancels the task

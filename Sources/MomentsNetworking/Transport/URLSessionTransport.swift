@@ -17,7 +17,11 @@ public import MomentsHTTP
 ///   another thread, so the cancelling thread can never deadlock against a task that
 ///   finishes at the same moment;
 /// - the body is checked against the size limit as it arrives, and a body longer than
-///   the limit is abandoned before it is all read;
+///   the limit is abandoned before it is all read; one whose announced length is over
+///   the limit is refused at once, and since FoundationNetworking ignores a delegate's
+///   refusal, its task is cancelled at the request's deadline if it is still running
+///   then (at once, it could meet the body's end and crash FoundationNetworking), so a
+///   server dripping the body cannot hold the connection;
 /// - a request that is not repeatable (`HTTPRequest.isRepeatable` false) goes on
 ///   a session of its own, with `Connection: close`, so it never rides a kept-alive
 ///   connection that FoundationNetworking would find dead and send it on again by
