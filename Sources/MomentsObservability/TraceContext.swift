@@ -130,17 +130,32 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         text.utf8.count == count && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
+    /// `bytes` random bytes (at most 16: a trace ID's 16 or a span ID's 8) as lowercase
+    /// hex, never all zeros (W3C Trace Context makes an all-zero ID invalid).
+    ///
+    /// Eight bytes per draw of the system's generator: one `getrandom` call, where a
+    /// byte at a time made eight for a span ID and sixteen for a trace ID, on every span.
     static func randomHex(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        var text = ""
-        text.reserveCapacity(bytes * 2)
-        repeat {
-            text = ""
-            for _ in 0..<bytes {
-                let byte = UInt8.random(in: 0...255, using: &generator)
-                text += String(byte >> 4, radix: 16) + String(byte & 15, radix: 16)
+        let bytes = min(bytes, 16)
+        let words = (bytes + 7) / 8
+        while true {
+            var drawn: (UInt64, UInt64) = (0, 0)
+            drawn.0 = generator.next()
+            if words > 1 { drawn.1 = generator.next() }
+            guard drawn != (0, 0) else { continue }
+            return String(unsafeUninitializedCapacity: bytes * 2) { text in
+                withUnsafeBytes(of: &drawn) { random in
+                    for index in 0..<bytes {
+                        let byte = random[index]
+                        text[2 * index] = hexDigits[Int(byte >> 4)]
+                        text[2 * index + 1] = hexDigits[Int(byte & 15)]
+                    }
+                }
+                return bytes * 2
             }
-        } while text.allSatisfy { $0 == "0" }
-        return text
+        }
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

@@ -66,6 +66,23 @@ import MomentsObservability
         #expect(state(many)?.hasSuffix("k31=v") == true)
     }
 
+    /// Random IDs are valid headers, never repeat, and every hex digit of them varies:
+    /// 10,000 draws would show a digit left constant, or a byte drawn twice.
+    @Test func randomIDsAreValidDistinctAndUseEveryDigit() throws {
+        var traces = Set<String>(), spans = Set<String>()
+        var digitsSeen = [Set<UInt8>](repeating: [], count: 48)
+        for _ in 0..<10_000 {
+            let context = TraceContext.random()
+            #expect(TraceContext(traceparent: context.traceparent) == context)
+            #expect(context.traceID.utf8.count == 32 && context.spanID.utf8.count == 16)
+            traces.insert(context.traceID)
+            spans.insert(context.spanID)
+            for (position, digit) in (context.traceID + context.spanID).utf8.enumerated() { digitsSeen[position].insert(digit) }
+        }
+        #expect(traces.count == 10_000 && spans.count == 10_000)
+        #expect(digitsSeen.allSatisfy { $0 == Set("0123456789abcdef".utf8) }, "a digit position did not take every value")
+    }
+
     @Test func aChildKeepsTheTraceUnderANewSpan() throws {
         let context = TraceContext.random()
         #expect(TraceContext(traceparent: context.traceparent) == context, "a random context is a valid header")
