@@ -130,7 +130,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         text.utf8.count == count && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    /// `bytes` random bytes (at most 16: a trace ID's 16 or a span ID's 8) as lowercase
+    /// `bytes` random bytes (16 for a trace ID, 8 for a span ID; at most 16) as lowercase
     /// hex, never all zeros (W3C Trace Context makes an all-zero ID invalid).
     ///
     /// Eight bytes per draw of the system's generator: one `getrandom` call, where a
