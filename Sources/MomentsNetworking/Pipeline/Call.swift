@@ -63,11 +63,11 @@ struct Call: Sendable {
 /// redact), the identity of the last request sent (to cache its answer under), and
 /// the origin that answered last (to charge a failure to).
 final class CallRecord: Sendable {
-    let secrets = SentSecrets()
     /// Whether the identity of what is sent is needed (to key a cached answer); the
     /// digest is not computed otherwise.
     let keepsIdentity: Bool
     private struct State {
+        var secrets = SentSecrets()
         var identity: RequestIdentity?
         var lastOrigin: OriginGuard?
         var attempts = 1
@@ -77,6 +77,16 @@ final class CallRecord: Sendable {
 
     init(keepsIdentity: Bool) {
         self.keepsIdentity = keepsIdentity
+    }
+
+    /// The credential values sent so far (read once the call has ended, all of them).
+    var secrets: SentSecrets { state.withLock { $0.secrets } }
+
+    /// Notes the credential values of `headers`, about to be sent.
+    func collectSecrets(from headers: HTTPHeaders, names: IdentityHeaderNames) {
+        let found = SentSecrets.values(in: headers, names: names)
+        guard !found.isEmpty else { return }
+        state.withLock { $0.secrets.add(found) }
     }
 
     /// The identity of the last request sent.

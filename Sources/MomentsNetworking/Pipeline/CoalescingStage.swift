@@ -16,7 +16,7 @@ struct CoalescingStage: CallStage {
     }
 
     nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
-        call.record.secrets.collect(from: request.headers, names: identityNames)
+        call.record.collectSecrets(from: request.headers, names: identityNames)
         guard call.coalesces || call.record.keepsIdentity else { return try await next(request, call) }
         let identity = RequestIdentity(request.headers, names: identityNames, key: identityKey)
         call.record.record(identity)

@@ -52,15 +52,19 @@ struct IdentityHeaderNames: Sendable {
     }
 }
 
-/// The credential values a request sent, collected as it is sent, so that nothing the
-/// SDK reports about that request (error descriptions, GraphQL messages, body excerpts,
-/// log fields) repeats them, whatever the server echoes back.
-final class SentSecrets: Sendable {
-    private let values = PThreadMutex<[String]>([])
+/// The credential values a call's requests sent, collected as each is sent, so that
+/// nothing the SDK reports about that call (error descriptions, GraphQL messages, body
+/// excerpts, log fields) repeats them, whatever the server echoes back.
+///
+/// A value: the call's ``CallRecord`` keeps it under its own lock, and what is reported
+/// once the call has ended reads a copy.
+struct SentSecrets: Sendable {
+    /// Longest first, so a whole value goes before the token inside it.
+    private var values: [String] = []
 
-    /// Collects the identity header values of `request`: each whole value, and the part
-    /// after an authentication scheme (`Bearer <token>`).
-    func collect(from headers: HTTPHeaders, names: IdentityHeaderNames) {
+    /// The identity header values of `headers`: each whole value, the part after an
+    /// authentication scheme (`Bearer <token>`), and each cookie's value.
+    static func values(in headers: HTTPHeaders, names: IdentityHeaderNames) -> [String] {
         var found: [String] = []
         for field in headers where names.contains(field.name) {
             let value = field.value.trimmingSpaces
@@ -78,22 +82,22 @@ final class SentSecrets: Sendable {
                 }
             }
         }
-        guard !found.isEmpty else { return }
-        values.withLock { values in
-            for value in found where !values.contains(value) { values.append(value) }
-            // Longest first, so a whole value goes before the token inside it.
-            values.sort { $0.count > $1.count }
-        }
+        return found
     }
 
-    var isEmpty: Bool { values.withLock { $0.isEmpty } }
+    /// Adds `found` (from ``values(in:names:)``), each value once.
+    mutating func add(_ found: [String]) {
+        for value in found where !values.contains(value) { values.append(value) }
+        values.sort { $0.count > $1.count }
+    }
+
+    var isEmpty: Bool { values.isEmpty }
 
     /// `text` with every collected value replaced by `<redacted>`.
     func redact(_ text: String) -> String {
-        let secrets = values.withLock { $0 }
-        guard !secrets.isEmpty else { return text }
+        guard !values.isEmpty else { return text }
         var text = text
-        for secret in secrets where text.contains(secret) {
+        for secret in values where text.contains(secret) {
             text = text.replacingOccurrences(of: secret, with: "<redacted>")
         }
         return text
