@@ -138,11 +138,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     static func randomHex(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = min(bytes, 16)
-        let words = (bytes + 7) / 8
         while true {
-            var drawn: (UInt64, UInt64) = (0, 0)
-            drawn.0 = generator.next()
-            if words > 1 { drawn.1 = generator.next() }
+            var drawn: (UInt64, UInt64) = (generator.next(), 0)
+            if bytes > 8 { drawn.1 = generator.next() }
             guard drawn != (0, 0) else { continue }
             return String(unsafeUninitializedCapacity: bytes * 2) { text in
                 withUnsafeBytes(of: &drawn) { random in

@@ -4,7 +4,6 @@ import MomentsTestSupport
 import Testing
 import MomentsHTTP
 import MomentsObservability
-import MomentsCurl
 
 /// The contract of ``HTTPTransport`` (see its documentation), checked against every
 /// transport the SDK ships, on a real loopback server that misbehaves on purpose.
@@ -207,17 +206,7 @@ import MomentsCurl
     func anAnswerRefusedByItsLengthGivesUpItsConnectionByItsDeadline(kind: TransportKind) async throws {
         let server = try await RawServer.start()
         defer { server.stop() }
-        let transport: any HTTPTransport
-        switch kind {
-        case .urlSession:
-            var configuration = URLSessionTransport.Configuration()
-            configuration.maximumConnectionsPerHost = 1
-            transport = URLSessionTransport(configuration: configuration)
-        case .curl:
-            var configuration = CurlTransport.Configuration()
-            configuration.maximumConnectionsPerHost = 1
-            transport = try CurlTransport(configuration: configuration)
-        }
+        let transport = try kind.make(maximumConnectionsPerHost: 1)
         let dripping = server.request("/drip?count=1000000&interval=0.2", timeout: .seconds(2), limit: 65_536)
         let refused = await #expect(throws: HTTPClientError.self) { try await transport.send(dripping) }
         #expect(refused?.code == .responseTooLarge, "\(String(describing: refused))")

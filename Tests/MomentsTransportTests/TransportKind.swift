@@ -12,10 +12,18 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     var testDescription: String { rawValue }
 
-    func make() throws -> any HTTPTransport {
+    /// A transport of this kind; with `maximumConnectionsPerHost`, that many connections
+    /// to one host and no more.
+    func make(maximumConnectionsPerHost: Int? = nil) throws -> any HTTPTransport {
         switch self {
-        case .urlSession: URLSessionTransport()
-        case .curl: try CurlTransport()
+        case .urlSession:
+            var configuration = URLSessionTransport.Configuration()
+            if let maximumConnectionsPerHost { configuration.maximumConnectionsPerHost = maximumConnectionsPerHost }
+            return URLSessionTransport(configuration: configuration)
+        case .curl:
+            var configuration = CurlTransport.Configuration()
+            if let maximumConnectionsPerHost { configuration.maximumConnectionsPerHost = maximumConnectionsPerHost }
+            return try CurlTransport(configuration: configuration)
         }
     }
 }

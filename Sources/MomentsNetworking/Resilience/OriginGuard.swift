@@ -3,11 +3,11 @@ import MomentsSupport
 /// The state a client keeps about one origin it talks to: its circuit breaker, retry
 /// budget and recent latency, behind one lock.
 ///
-/// A lock and not the client's actor: every attempt takes it twice (when it goes, when it
-/// ends), and an actor hop per attempt would cost each request a context switch for a
-/// few dozen nanoseconds of work. The state machines it holds (``CircuitBreakerState``, ``RetryBudgetState``,
-/// ``LatencyTracker``) are pure values: the decisions are theirs, the lock only orders
-/// them.
+/// A lock and not the client's actor: every attempt takes it twice (when it goes, when
+/// it ends), and an actor hop per attempt would cost each request a context switch for
+/// a few dozen nanoseconds of work. The state machines it holds
+/// (``CircuitBreakerState``, ``RetryBudgetState``, ``LatencyTracker``) are pure values:
+/// the decisions are theirs, the lock only orders them.
 final class OriginGuard: Sendable {
     private struct State {
         var breaker: CircuitBreakerState?

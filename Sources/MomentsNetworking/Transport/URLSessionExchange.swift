@@ -231,39 +231,37 @@ final class URLSessionExchange: Sendable {
     /// whose end is not about to meet the cancel: the connection is then freed, not held
     /// for as long as the server keeps sending.
     private func refuse(with error: HTTPClientError) {
-        let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+        end(with: error, refused: true)?.resume(throwing: error)
+    }
+
+    /// Ends the exchange with `error` now, if it has not ended, and cancels the task
+    /// unless its end is already the session's.
+    func finish(throwing error: HTTPClientError) {
+        guard let continuation = end(with: error, refused: false) else { return }
+        continuation.resume(throwing: error)
+        cancelTaskAsynchronously()
+    }
+
+    /// Marks the exchange ended with `error`, if it had not ended, dropping what it
+    /// gathered; returns the caller's continuation to resume (`nil` if the exchange had
+    /// ended, or no caller waits yet). A refused exchange keeps its deadline armed: it
+    /// cancels a task still running then (see ``refuse(with:)``).
+    private func end(with error: HTTPClientError, refused: Bool) -> CheckedContinuation<HTTPResponse, any Error>? {
+        state.withLock { state in
             guard !state.isFinished else { return nil }
             state.isFinished = true
-            state.isRefused = true
+            state.isRefused = refused
             state.earlyFailure = error
+            if !refused, let token = state.deadline {
+                timer.cancel(token)
+                state.deadline = nil
+            }
             state.body = Data()
             state.download?.finish(succeeded: false)
             state.download = nil
             defer { state.continuation = nil }
             return state.continuation
         }
-        continuation?.resume(throwing: error)
-    }
-
-    /// Ends the exchange with `error` now, if it has not ended, and cancels the task
-    /// unless its end is already the session's.
-    func finish(throwing error: HTTPClientError) {
-        let (wasRunning, continuation) = state.withLock { state -> (Bool, CheckedContinuation<HTTPResponse, any Error>?) in
-            guard !state.isFinished else { return (false, nil) }
-            state.isFinished = true
-            state.earlyFailure = error
-            if let token = state.deadline { timer.cancel(token) }
-            state.deadline = nil
-            state.body = Data()
-            state.download?.finish(succeeded: false)
-            state.download = nil
-            let continuation = state.continuation
-            state.continuation = nil
-            return (true, continuation)
-        }
-        guard wasRunning else { return }
-        continuation?.resume(throwing: error)
-        if continuation != nil { cancelTaskAsynchronously() }
     }
 
     /// `URLSessionTask.cancel()` hops synchronously onto the session's queue; calling it
