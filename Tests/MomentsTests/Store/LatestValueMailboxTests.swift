@@ -67,3 +67,85 @@ import Testing
         #expect(await consumer.value == 0)
     }
 }
+
+/// The consumer's watch, from outside: a mailbox with a long window (ten seconds), so
+/// that a watch lasts until the test acts; each step waits for the state the mailbox
+/// reports, never for time.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LatestValueMailboxWatchTests {
+    private static let window = Duration.seconds(10)
+
+    /// Yields until `condition` holds.
+    private func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
+    }
+
+    /// A consumer parked on its first wait and woken at once: its next wait watches.
+    private func consumerAfterAShortWait() async -> (LatestValueMailbox<Int>, Task<Int?, Never>) {
+        let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window)
+        let first = Task.detached { await mailbox.next() }
+        await until { mailbox.hasParkedConsumer }
+        mailbox.deliver(1)
+        _ = await first.value
+        let second = Task.detached { await mailbox.next() }
+        await until { mailbox.waits.watched == 1 }
+        return (mailbox, second)
+    }
+
+    @Test func aNewConsumerParksWithoutWatching() async {
+        let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window)
+        let consumer = Task.detached { await mailbox.next() }
+        await until { mailbox.hasParkedConsumer }
+        mailbox.deliver(1)
+        #expect(await consumer.value == 1)
+        #expect(mailbox.waits == .init(parked: 1, watched: 0, caught: 0))
+    }
+
+    @Test func aConsumerWhoseLastWaitWasShortCatchesItsNextValueWithoutParking() async {
+        let (mailbox, consumer) = await consumerAfterAShortWait()
+        mailbox.deliver(2)
+        #expect(await consumer.value == 2)
+        #expect(mailbox.waits == .init(parked: 1, watched: 1, caught: 1))
+        #expect(!mailbox.hasParkedConsumer)
+    }
+
+    @Test func finishingTheMailboxEndsAWatch() async {
+        let (mailbox, consumer) = await consumerAfterAShortWait()
+        mailbox.finish()
+        #expect(await consumer.value == nil)
+    }
+
+    @Test func cancellingTheConsumerEndsItsWatch() async {
+        let (mailbox, consumer) = await consumerAfterAShortWait()
+        consumer.cancel()
+        #expect(await consumer.value == nil)
+        #expect(mailbox.waits.parked == 1, "it never parked again")
+    }
+
+    /// The interleavings of the first suite, with a watch long enough to catch most
+    /// values: the consumer still sees an increasing run that ends with the last value.
+    @Test(arguments: 0..<10 as Range<UInt64>)
+    func aWatchingConsumerSeesNewerValuesInOrderAndTheLastOne(seed: UInt64) async {
+        let mailbox = LatestValueMailbox<Int>(watchWindow: .milliseconds(1))
+        let last = 500
+        let consumer = Task.detached { () -> [Int] in
+            var random = SeededGenerator(seed: seed &* 13 &+ 5)
+            var seen: [Int] = []
+            while seen.last != last, let value = await mailbox.next() {
+                seen.append(value)
+                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
+            }
+            return seen
+        }
+        let producer = Task.detached {
+            var random = SeededGenerator(seed: seed)
+            for value in 1...last {
+                mailbox.deliver(value)
+                for _ in 0..<Int.random(in: 0...3, using: &random) { await Task.yield() }
+            }
+        }
+        await producer.value
+        let seen = await consumer.value
+        #expect(seen.last == last, "seed \(seed): the consumer stopped at \(String(describing: seen.last))")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed): not strictly increasing: \(seen)")
+    }
+}

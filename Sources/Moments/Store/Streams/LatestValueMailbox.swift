@@ -1,4 +1,5 @@
 import MomentsSupport
+import Synchronization
 
 /// One subscriber's newest value not yet taken: the state stream of
 /// `MomentsStore.updates(for:)`, where a slow consumer gets the newest value and never a
@@ -8,6 +9,13 @@ import MomentsSupport
 /// is busy replaces the value still waiting, if any. It does the work of an
 /// `AsyncStream` buffering the newest element with a lock and one optional, without a
 /// queue: the store delivers a snapshot on every change, to every subscriber.
+///
+/// A consumer whose values come faster than a thread parks and wakes watches briefly
+/// for its next value instead of parking (``ConsumerWatch`` decides when). Waking a
+/// parked consumer costs the delivering thread, the store's, a system call on every
+/// change: microseconds on a virtual machine, more than a change of a timeline costs.
+/// A watching consumer takes the value without it. A watch holds the consumer's thread
+/// for at most its window, and ends early when the consumer is cancelled.
 final class LatestValueMailbox<Value: Sendable>: Sendable {
     /// Unchecked: a waiter is stored, and taken out, only under the lock, and whoever
     /// takes it out resumes it (``deliver(_:)``, ``finish(keepingLast:)``); ``next()``
@@ -15,23 +23,58 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     /// kind's allocation per wait is spared on every delivery a consumer waits for.
     typealias Waiter = UnsafeContinuation<Value?, Never>
 
+    /// How a consumer's waits for a value went (for tests and diagnostics).
+    struct Waits: Equatable {
+        /// Waits that parked until a delivery woke them.
+        var parked = 0
+        /// Watches begun.
+        var watched = 0
+        /// Watches that caught their value.
+        var caught = 0
+    }
+
     private struct State {
         var pending: Value?
         var waiter: Waiter?
         var isFinished = false
+        /// When the parked consumer began to wait.
+        var waitBegan = ContinuousClock.Instant.now
+        var watch: ConsumerWatch
+        var waits = Waits()
     }
 
-    private let state = PThreadMutex(State())
+    private let state: PThreadMutex<State>
+    /// Rises with every delivery and at the end, under the lock: what a watching
+    /// consumer looks at, without the lock.
+    private let deliveries = Atomic<UInt64>(0)
 
-    init() {}
+    /// How long a consumer watches for its next value: a few of the store's changes,
+    /// far less than a thread's time slice.
+    static var defaultWatchWindow: Duration { .microseconds(8) }
+
+    /// - Parameter watchWindow: How long a consumer watches for its next value before it
+    ///   parks; zero never watches.
+    init(watchWindow: Duration = LatestValueMailbox.defaultWatchWindow) {
+        state = PThreadMutex(State(watch: ConsumerWatch(window: watchWindow)))
+    }
+
+    /// How the consumer's waits went so far.
+    var waits: Waits { state.withLock { $0.waits } }
+
+    /// Whether the consumer is parked, waiting for a delivery.
+    var hasParkedConsumer: Bool { state.withLock { $0.waiter != nil } }
 
     /// Hands `value` to the waiting consumer, or keeps it in place of the value still
     /// waiting; nothing once finished.
     func deliver(_ value: Value) {
         let (waiter, replaced) = state.withLock { state -> (Waiter?, Value?) in
             guard !state.isFinished else { return (nil, nil) }
+            deliveries.add(1, ordering: .releasing)
             if let waiter = state.waiter {
                 state.waiter = nil
+                // The clock is read only to wake a parked consumer, which costs far more.
+                state.watch.waitEnded(after: ContinuousClock.now - state.waitBegan)
+                state.waits.parked += 1
                 return (waiter, nil)
             }
             defer { state.pending = value }
@@ -48,6 +91,7 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     func finish(keepingLast: Bool = false) {
         let (waiter, dropped) = state.withLock { state -> (Waiter?, Value?) in
             state.isFinished = true
+            deliveries.add(1, ordering: .releasing)
             defer {
                 state.waiter = nil
                 if !keepingLast { state.pending = nil }
@@ -60,12 +104,30 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
 
     /// The value waiting, or the next one delivered; `nil` once finished or when the
     /// calling task is cancelled (the stream's `onCancel` finishes a waiting one).
+    /// One consumer at a time.
     func next() async -> Value? {
         // A value already waiting is taken without a continuation.
-        if let ready = state.withLock(Self.take) { return ready }
+        let (ready, watch) = state.withLock { state -> (Value??, (ConsumerWatch, seen: UInt64)?) in
+            if let ready = Self.take(from: &state) { return (ready, nil) }
+            guard state.watch.beginWait() else { return (nil, nil) }
+            state.waits.watched += 1
+            return (nil, (state.watch, deliveries.load(ordering: .relaxed)))
+        }
+        if let ready { return ready }
+        let began = ContinuousClock.now
+        let caught = watch.map { watch, seen in
+            watch.watch { deliveries.load(ordering: .acquiring) != seen || Task.isCancelled }
+        }
         return await withUnsafeContinuation { (continuation: Waiter) in
             let ready = state.withLock { state -> Value?? in
-                if let ready = Self.take(from: &state) { return ready }
+                if let caught { state.watch.watchEnded(caught: caught) }
+                if let ready = Self.take(from: &state) {
+                    // Caught, or delivered while the consumer was getting ready to park.
+                    if caught == true { state.waits.caught += 1 }
+                    state.watch.waitEnded(after: caught == true ? .zero : ContinuousClock.now - began)
+                    return ready
+                }
+                state.waitBegan = began
                 state.waiter = continuation
                 return nil
             }

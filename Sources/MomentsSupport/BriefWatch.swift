@@ -9,23 +9,23 @@
 /// through without watching (up to ``maximumSkips``); one that catches something
 /// starts watching every time again. Against a slow server, or a caller that pauses,
 /// watching soon stops costing anything.
-struct BriefWatch {
+package struct BriefWatch {
     /// How long one watch lasts; zero never watches.
-    let window: Duration
+    package let window: Duration
     /// Idle moments left to sleep through without watching.
-    private(set) var skips = 0
+    package private(set) var skips = 0
     /// How many idle moments the next miss skips.
     private var penalty = 1
 
     /// The most idle moments a run of misses skips.
-    static let maximumSkips = 1_024
+    package static let maximumSkips = 1_024
 
-    init(window: Duration) {
+    package init(window: Duration) {
         self.window = window
     }
 
     /// Whether to watch at this idle moment (when not, it counts as one skipped).
-    mutating func shouldWatch() -> Bool {
+    package mutating func shouldWatch() -> Bool {
         guard window > .zero else { return false }
         guard skips == 0 else {
             skips -= 1
@@ -35,7 +35,7 @@ struct BriefWatch {
     }
 
     /// Records what a watch found.
-    mutating func record(caught: Bool) {
+    package mutating func record(caught: Bool) {
         if caught {
             penalty = 1
         } else {
@@ -47,7 +47,7 @@ struct BriefWatch {
     /// Looks at `event` until it says something happened or the window ends, reading the
     /// clock once every `looksPerClockRead` looks (a cheap look costs less than reading
     /// the clock); whether it happened.
-    func watch(looksPerClockRead: Int = 1, for event: () -> Bool) -> Bool {
+    package func watch(looksPerClockRead: Int = 1, for event: () -> Bool) -> Bool {
         let deadline = ContinuousClock.now + window
         repeat {
             for _ in 0..<looksPerClockRead where event() { return true }

@@ -1,4 +1,4 @@
-@testable import MomentsCurl
+import MomentsSupport
 import Testing
 
 @Suite struct BriefWatchTests {
