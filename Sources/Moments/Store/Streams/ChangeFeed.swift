@@ -106,7 +106,13 @@ package final class ChangeFeed: Sendable {
 
 /// One consumer's buffer, behind a lock of its own.
 private final class FeedConsumer: Sendable {
-    typealias Waiter = CheckedContinuation<MomentsChange?, Never>
+    /// Unchecked: a waiter is stored, and taken out, only under the lock, and whoever
+    /// takes it out resumes it (``deliver(_:bufferSize:)`` and ``finish(dropping:)``
+    /// hand it to the feed, which resumes it); ``next()`` resumes one it did not store.
+    /// So each is resumed exactly once, and a checked continuation's allocation is
+    /// spared on every change a waiting consumer is handed: 10,000 per change with
+    /// 10,000 consumers.
+    typealias Waiter = UnsafeContinuation<MomentsChange?, Never>
 
     private struct State {
         var buffer: Ring<MomentsChange>
@@ -160,7 +166,7 @@ private final class FeedConsumer: Sendable {
 
     /// The next change (a gap marker first if some were lost); `nil` at the end.
     func next() async -> MomentsChange? {
-        await withCheckedContinuation { (continuation: Waiter) in
+        await withUnsafeContinuation { (continuation: Waiter) in
             let ready = state.withLock { state -> MomentsChange?? in
                 if state.isRemoved || Task.isCancelled { return .some(nil) }
                 if let missed = state.missed {
