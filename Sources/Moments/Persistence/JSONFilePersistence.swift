@@ -41,7 +41,6 @@ public actor JSONFilePersistence: MomentsPersistence {
 
     /// The directory holding the files.
     public nonisolated let directory: URL
-    private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
     private let executor: ThreadExecutor
     /// Which users' files hold each moment, built by reading every file the first time a
@@ -246,41 +245,12 @@ public actor JSONFilePersistence: MomentsPersistence {
         index(details, for: userID)
     }
 
-    /// Writes the file's bytes to `file`: what `JSONEncoder` makes of the whole
-    /// ``TimelineFile``, made and written a slice of moments at a time. The encoder builds
-    /// a tree of the whole value before writing it out, and the whole text would be a
-    /// second copy of the timeline: for hundreds of thousands of moments, either was more
-    /// memory than the timeline itself.
+    /// Writes the file's bytes to `file` (``TimelineFileWriter``): a piece at a time, so
+    /// that a timeline of hundreds of thousands of moments costs no second copy of it.
     private func writeFile(_ details: MomentsDetails, for userID: String, to file: AtomicFile.ChunkWriter) throws {
         let checksum = ContentChecksum.of(details, userID: userID)
-        guard details.moments.count > Self.momentsPerSlice else {
-            return try file.write(encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum)))
-        }
-        let shell = try encoder.encode(TimelineFile(
-            version: Self.formatVersion, userID: userID,
-            details: MomentsDetails(userDetails: details.userDetails, moments: []), checksum: checksum
-        ))
-        // A quote inside a string is escaped, so the key below appears only as the key.
-        let emptyList = Data(#""moments":[]"#.utf8)
-        guard let hole = shell.firstRange(of: emptyList) else {
-            return try file.write(encoder.encode(TimelineFile(version: Self.formatVersion, userID: userID, details: details, checksum: checksum)))
-        }
-        try file.write(Data(shell[..<hole.lowerBound]) + Data(#""moments":["#.utf8))
-        var start = details.moments.startIndex
-        while start < details.moments.endIndex {
-            let end = min(start + Self.momentsPerSlice, details.moments.endIndex)
-            var slice = try encoder.encode(Array(details.moments[start..<end]))
-            // The slice's elements, without its brackets (a comma before all but the first).
-            slice.removeLast()
-            if start > details.moments.startIndex { slice[slice.startIndex] = UInt8(ascii: ",") } else { slice.removeFirst() }
-            try file.write(slice)
-            start = end
-        }
-        try file.write(Data("]".utf8) + shell[hole.upperBound...])
+        try TimelineFileWriter.write(details, userID: userID, version: Self.formatVersion, checksum: checksum) { try file.write($0) }
     }
-
-    /// How many moments one call of the encoder encodes.
-    private static let momentsPerSlice = 1_000
 
     /// A moment as some stored file holds it (`userID`'s own first), or `nil`.
     private func storedMoment(_ id: String, preferring userID: String, reads: inout TimelineFileReads) throws -> Moment? {
