@@ -14,28 +14,7 @@ import Testing
     /// consumer sees a strictly increasing run of values that ends with the last one.
     @Test(arguments: 0..<40 as Range<UInt64>)
     func aConsumerSeesNewerValuesInOrderAndTheLastOne(seed: UInt64) async {
-        let mailbox = LatestValueMailbox<Int>()
-        let last = 500
-        let consumer = Task.detached { () -> [Int] in
-            var random = SeededGenerator(seed: seed &* 7 &+ 1)
-            var seen: [Int] = []
-            while seen.last != last, let value = await mailbox.next() {
-                seen.append(value)
-                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
-            }
-            return seen
-        }
-        let producer = Task.detached {
-            var random = SeededGenerator(seed: seed)
-            for value in 1...last {
-                mailbox.deliver(value)
-                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
-            }
-        }
-        await producer.value
-        let seen = await consumer.value
-        #expect(seen.last == last, "seed \(seed): the consumer stopped at \(String(describing: seen.last))")
-        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed): not strictly increasing: \(seen)")
+        await checkInterleaving(of: LatestValueMailbox<Int>(), seed: seed)
     }
 
     @Test func aWaitingConsumerGetsTheEndWhenTheMailboxIsFinished() async {
@@ -125,27 +104,33 @@ import Testing
     /// values: the consumer still sees an increasing run that ends with the last value.
     @Test(arguments: 0..<10 as Range<UInt64>)
     func aWatchingConsumerSeesNewerValuesInOrderAndTheLastOne(seed: UInt64) async {
-        let mailbox = LatestValueMailbox<Int>(watchWindow: .milliseconds(1))
-        let last = 500
-        let consumer = Task.detached { () -> [Int] in
-            var random = SeededGenerator(seed: seed &* 13 &+ 5)
-            var seen: [Int] = []
-            while seen.last != last, let value = await mailbox.next() {
-                seen.append(value)
-                for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
-            }
-            return seen
-        }
-        let producer = Task.detached {
-            var random = SeededGenerator(seed: seed)
-            for value in 1...last {
-                mailbox.deliver(value)
-                for _ in 0..<Int.random(in: 0...3, using: &random) { await Task.yield() }
-            }
-        }
-        await producer.value
-        let seen = await consumer.value
-        #expect(seen.last == last, "seed \(seed): the consumer stopped at \(String(describing: seen.last))")
-        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed): not strictly increasing: \(seen)")
+        await checkInterleaving(of: LatestValueMailbox<Int>(watchWindow: .milliseconds(1)), seed: seed &+ 1_000)
     }
+}
+
+/// A producer delivers 1...500 while a consumer takes values, each pausing a seeded
+/// number of times between steps, on two threads: the consumer must see a strictly
+/// increasing run of values that ends with the last one.
+private func checkInterleaving(of mailbox: LatestValueMailbox<Int>, seed: UInt64) async {
+    let last = 500
+    let consumer = Task.detached { () -> [Int] in
+        var random = SeededGenerator(seed: seed &* 7 &+ 1)
+        var seen: [Int] = []
+        while seen.last != last, let value = await mailbox.next() {
+            seen.append(value)
+            for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
+        }
+        return seen
+    }
+    let producer = Task.detached {
+        var random = SeededGenerator(seed: seed)
+        for value in 1...last {
+            mailbox.deliver(value)
+            for _ in 0..<Int.random(in: 0...2, using: &random) { await Task.yield() }
+        }
+    }
+    await producer.value
+    let seen = await consumer.value
+    #expect(seen.last == last, "seed \(seed): the consumer stopped at \(String(describing: seen.last))")
+    #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed): not strictly increasing: \(seen)")
 }
