@@ -1,4 +1,5 @@
 package import Foundation
+import MomentsSupport
 
 /// Writes a flat JSON object member by member, without an encoder: for the variables of
 /// an operation sent very often (see ``GraphQLOperation/encodedVariables``).
@@ -10,8 +11,8 @@ package import Foundation
 /// object.add("withLikes", true)
 /// let bytes = object.finished()   // {"userID":"0","withLikes":true}
 /// ```
-/// Keys are written as given (they must need no escaping); string values are escaped
-/// as JSON requires (`"`, `\` and control characters).
+/// Keys are written as given (they must need no escaping); string values as
+/// `JSONString` writes them.
 package struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
@@ -23,27 +24,7 @@ package struct JSONObjectWriter: Sendable {
     /// Adds the member `key` with the string `value`.
     package mutating func add(_ key: StaticString, _ value: String) {
         writeKey(key)
-        Self.appendQuoted(value, to: &bytes)
-    }
-
-    /// Appends `value` to `bytes` as a JSON string: quoted, with `"`, `\` and control
-    /// characters escaped.
-    package static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        for unit in value.utf8 {
-            switch unit {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(unit)
-            case 0..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(hexDigits[Int(unit >> 4)])
-                bytes.append(hexDigits[Int(unit & 0xF)])
-            default:
-                bytes.append(unit)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.appendQuoted(value, to: &bytes)
     }
 
     /// Adds the member `key` with the boolean `value`.
@@ -68,6 +49,4 @@ package struct JSONObjectWriter: Sendable {
     private mutating func append(_ literal: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -98,10 +98,10 @@ extension InMemoryBFF {
 
 /// JSON text of Swift values.
 enum JSONText {
-    /// `value` as a JSON string (`JSONObjectWriter`'s escaping).
+    /// `value` as a JSON string (`JSONString`'s escaping).
     static func string(_ value: String) -> String {
         var bytes: [UInt8] = []
-        JSONObjectWriter.appendQuoted(value, to: &bytes)
+        JSONString.appendQuoted(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MomentsSupport
 
 /// Writes a timeline file's JSON without an encoder, a piece at a time: the members
 /// `JSONEncoder` writes for ``TimelineFile``, in its order, optionals that are `nil`
@@ -8,8 +9,7 @@ import Foundation
 /// text: two copies of a timeline, and most of a save's time. This writes each moment
 /// straight into a buffer that it hands on (``write(_:userID:version:checksum:to:)``'s
 /// `sink`) whenever it passes ``flushSize``, so a timeline of any length is written in
-/// memory of that size. Strings are escaped as JSON requires (`"`, `\` and control
-/// characters) and otherwise copied as they are.
+/// memory of that size. Strings are written by ``JSONString``.
 struct TimelineFileWriter {
     /// The buffer's size at which it is handed on.
     static let flushSize = 256 * 1_024
@@ -123,39 +123,8 @@ struct TimelineFileWriter {
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    /// Appends `value` quoted, with `"`, `\` and control characters escaped; runs of
-    /// other bytes are copied whole.
     private mutating func appendString(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        let copied: Void? = value.utf8.withContiguousStorageIfAvailable { appendEscaping($0) }
-        if copied == nil {
-            let units = Array(value.utf8)
-            units.withUnsafeBufferPointer { appendEscaping($0) }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.appendQuoted(value, to: &bytes)
     }
 
-    private mutating func appendEscaping(_ utf8: UnsafeBufferPointer<UInt8>) {
-        var start = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-            bytes.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            default:
-                bytes.append(contentsOf: "u00".utf8)
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0xF)])
-            }
-            start = index + 1
-        }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
