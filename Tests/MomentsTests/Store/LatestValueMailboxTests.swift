@@ -1,5 +1,6 @@
 @testable import Moments
 import MomentsTestSupport
+import MomentsTesting
 import Testing
 
 /// The rules of the mailbox behind `updates(for:)`: a consumer receives values in the
@@ -48,8 +49,8 @@ import Testing
 }
 
 /// The consumer's watch, from outside: a mailbox with a long window (ten seconds), so
-/// that a watch lasts until the test acts; each step waits for the state the mailbox
-/// reports, never for time.
+/// that a watch lasts until the test acts, and a manual clock for the lengths of waits;
+/// each step waits for the state the mailbox reports, never for time.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct LatestValueMailboxWatchTests {
     private static let window = Duration.seconds(10)
 
@@ -60,7 +61,7 @@ import Testing
 
     /// A consumer parked on its first wait and woken at once: its next wait watches.
     private func consumerAfterAShortWait() async -> (LatestValueMailbox<Int>, Task<Int?, Never>) {
-        let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window)
+        let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window, clock: ManualClock())
         let first = Task.detached { await mailbox.next() }
         await until { mailbox.hasParkedConsumer }
         mailbox.deliver(1)
@@ -77,6 +78,21 @@ import Testing
         mailbox.deliver(1)
         #expect(await consumer.value == 1)
         #expect(mailbox.waits == .init(parked: 1, watched: 0, caught: 0))
+    }
+
+    @Test func aConsumerWhoseLastWaitWasLongParksAtOnce() async {
+        let clock = ManualClock()
+        let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window, clock: clock)
+        let first = Task.detached { await mailbox.next() }
+        await until { mailbox.hasParkedConsumer }
+        clock.advance(by: Self.window + .seconds(1))
+        mailbox.deliver(1)
+        #expect(await first.value == 1)
+        let second = Task.detached { await mailbox.next() }
+        await until { mailbox.hasParkedConsumer }
+        mailbox.deliver(2)
+        #expect(await second.value == 2)
+        #expect(mailbox.waits == .init(parked: 2, watched: 0, caught: 0))
     }
 
     @Test func aConsumerWhoseLastWaitWasShortCatchesItsNextValueWithoutParking() async {

@@ -1,3 +1,4 @@
+import MomentsHTTP
 import MomentsSupport
 import Synchronization
 
@@ -15,7 +16,9 @@ import Synchronization
 /// parked consumer costs the delivering thread, the store's, a system call on every
 /// change: microseconds on a virtual machine, more than a change of a timeline costs.
 /// A watching consumer takes the value without it. A watch holds the consumer's thread
-/// for at most its window, and ends early when the consumer is cancelled.
+/// for at most its window, and ends early when the consumer is cancelled. How long each
+/// wait lasted is read from the injected clock; the watch itself is bounded by the
+/// machine's, since it is the thread's time it spends.
 final class LatestValueMailbox<Value: Sendable>: Sendable {
     /// Unchecked: a waiter is stored, and taken out, only under the lock, and whoever
     /// takes it out resumes it (``deliver(_:)``, ``finish(keepingLast:)``); ``next()``
@@ -37,13 +40,15 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
         var pending: Value?
         var waiter: Waiter?
         var isFinished = false
-        /// When the parked consumer began to wait.
-        var waitBegan = ContinuousClock.Instant.now
+        /// When the parked consumer began to wait (set when it parks).
+        var waitBegan: ContinuousClock.Instant?
         var watch: ConsumerWatch
         var waits = Waits()
     }
 
     private let state: PThreadMutex<State>
+    /// What the lengths of waits are read from.
+    private let clock: any MomentsClock
     /// Rises with every delivery and at the end, under the lock: what a watching
     /// consumer looks at, without the lock.
     private let deliveries = Atomic<UInt64>(0)
@@ -52,10 +57,13 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
     /// far less than a thread's time slice.
     static var defaultWatchWindow: Duration { .microseconds(8) }
 
-    /// - Parameter watchWindow: How long a consumer watches for its next value before it
-    ///   parks; zero never watches.
-    init(watchWindow: Duration = LatestValueMailbox.defaultWatchWindow) {
+    /// - Parameters:
+    ///   - watchWindow: How long a consumer watches for its next value before it parks;
+    ///     zero never watches.
+    ///   - clock: What the lengths of the consumer's waits are read from.
+    init(watchWindow: Duration = LatestValueMailbox.defaultWatchWindow, clock: any MomentsClock = SystemClock()) {
         state = PThreadMutex(State(watch: ConsumerWatch(window: watchWindow)))
+        self.clock = clock
     }
 
     /// How the consumer's waits went so far.
@@ -73,7 +81,7 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
             if let waiter = state.waiter {
                 state.waiter = nil
                 // The clock is read only to wake a parked consumer, which costs far more.
-                state.watch.waitEnded(after: ContinuousClock.now - state.waitBegan)
+                if let began = state.waitBegan { state.watch.waitEnded(after: clock.now - began) }
                 state.waits.parked += 1
                 return (waiter, nil)
             }
@@ -114,7 +122,7 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
             return (nil, (state.watch, deliveries.load(ordering: .relaxed)))
         }
         if let ready { return ready }
-        let began = ContinuousClock.now
+        let began = clock.now
         let caught = watch.map { watch, seen in
             watch.watch { deliveries.load(ordering: .acquiring) != seen || Task.isCancelled }
         }
@@ -124,7 +132,7 @@ final class LatestValueMailbox<Value: Sendable>: Sendable {
                 if let ready = Self.take(from: &state) {
                     // Caught, or delivered while the consumer was getting ready to park.
                     if caught == true { state.waits.caught += 1 }
-                    state.watch.waitEnded(after: caught == true ? .zero : ContinuousClock.now - began)
+                    state.watch.waitEnded(after: caught == true ? .zero : clock.now - began)
                     return ready
                 }
                 state.waitBegan = began
