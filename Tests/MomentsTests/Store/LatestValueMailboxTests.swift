@@ -59,13 +59,21 @@ import Testing
         while !condition() { await Task.yield() }
     }
 
+    /// A wait that parks and is woken with `value` once `clock` moved by `length`; what
+    /// the consumer got.
+    private func parkedWait(on mailbox: LatestValueMailbox<Int>, for value: Int, lasting length: Duration = .zero,
+                            clock: ManualClock? = nil) async -> Int? {
+        let consumer = Task.detached { await mailbox.next() }
+        await until { mailbox.hasParkedConsumer }
+        clock?.advance(by: length)
+        mailbox.deliver(value)
+        return await consumer.value
+    }
+
     /// A consumer parked on its first wait and woken at once: its next wait watches.
     private func consumerAfterAShortWait() async -> (LatestValueMailbox<Int>, Task<Int?, Never>) {
         let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window, clock: ManualClock())
-        let first = Task.detached { await mailbox.next() }
-        await until { mailbox.hasParkedConsumer }
-        mailbox.deliver(1)
-        _ = await first.value
+        _ = await parkedWait(on: mailbox, for: 1)
         let second = Task.detached { await mailbox.next() }
         await until { mailbox.waits.watched == 1 }
         return (mailbox, second)
@@ -73,25 +81,15 @@ import Testing
 
     @Test func aNewConsumerParksWithoutWatching() async {
         let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window)
-        let consumer = Task.detached { await mailbox.next() }
-        await until { mailbox.hasParkedConsumer }
-        mailbox.deliver(1)
-        #expect(await consumer.value == 1)
+        #expect(await parkedWait(on: mailbox, for: 1) == 1)
         #expect(mailbox.waits == .init(parked: 1, watched: 0, caught: 0))
     }
 
     @Test func aConsumerWhoseLastWaitWasLongParksAtOnce() async {
         let clock = ManualClock()
         let mailbox = LatestValueMailbox<Int>(watchWindow: Self.window, clock: clock)
-        let first = Task.detached { await mailbox.next() }
-        await until { mailbox.hasParkedConsumer }
-        clock.advance(by: Self.window + .seconds(1))
-        mailbox.deliver(1)
-        #expect(await first.value == 1)
-        let second = Task.detached { await mailbox.next() }
-        await until { mailbox.hasParkedConsumer }
-        mailbox.deliver(2)
-        #expect(await second.value == 2)
+        #expect(await parkedWait(on: mailbox, for: 1, lasting: Self.window + .seconds(1), clock: clock) == 1)
+        #expect(await parkedWait(on: mailbox, for: 2) == 2)
         #expect(mailbox.waits == .init(parked: 2, watched: 0, caught: 0))
     }
 
