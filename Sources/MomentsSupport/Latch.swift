@@ -13,6 +13,9 @@ package final class Latch: Sendable {
 
     package init() {}
 
+    /// Whether the latch was opened.
+    package var isOpen: Bool { state.withLock { $0.isOpen } }
+
     /// Opens the latch, letting every waiter pass. Opening it again does nothing.
     package func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -32,6 +32,63 @@ import MomentsHTTP
         #expect(!Task.isCancelled)
     }
 
+    /// Cancelling the call's task alone (its first attempt lost to a hedge) ends the work
+    /// that task waits on, and the call ends with what that task returns: neither the
+    /// call nor its caller counts as cancelled.
+    @Test(.timeLimit(.minutes(1))) func cancellingTheCallTaskAloneLeavesTheCallUncancelled() async throws {
+        let callTask = CallTask()
+        let started = Latch()
+        async let outcome = Result(awaiting: {
+            try await callTask.run {
+                started.open()
+                await waitUntilCancelled()
+                return HTTPResponse(statusCode: 200, body: Data("after the hedge won".utf8))
+            }
+        })
+        await started.wait()
+        callTask.cancelCallTask()
+        let response = try await outcome.get()
+        #expect(String(decoding: response.body, as: UTF8.self) == "after the hedge won")
+        #expect(!callTask.isCancelled)
+        #expect(!Task.isCancelled)
+    }
+
+    /// The caller's own cancellation reaches the call's task and every hedge it started,
+    /// and a hedge handed over afterwards starts cancelled; the call ends only once they
+    /// all have.
+    @Test(.timeLimit(.minutes(1))) func theCallersCancellationReachesTheCallAndItsHedges() async throws {
+        let callTask = CallTask()
+        let started = Latch()
+        let hedgeCancelled = Latch()
+        let lateHedgeCancelled = Latch()
+        let caller = Task {
+            try await callTask.run {
+                callTask.startHedge {
+                    Task.immediate {
+                        started.open()
+                        await waitUntilCancelled()
+                        hedgeCancelled.open()
+                    }
+                }
+                await waitUntilCancelled()
+                callTask.startHedge {
+                    Task.immediate {
+                        await waitUntilCancelled()
+                        lateHedgeCancelled.open()
+                    }
+                }
+                throw HTTPClientError.cancelled()
+            }
+        }
+        await started.wait()
+        caller.cancel()
+        let error = await caller.result.error as? HTTPClientError
+        #expect(error?.code == .cancelled)
+        #expect(hedgeCancelled.isOpen)
+        #expect(lateHedgeCancelled.isOpen)
+        #expect(callTask.isCancelled)
+    }
+
     /// A call sent again gets its second answer, even when that one has to wait.
     @Test func aCallSentAgainGetsItsOwnAnswer() async throws {
         let clock = clock
