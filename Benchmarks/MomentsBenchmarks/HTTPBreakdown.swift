@@ -16,11 +16,24 @@ enum HTTPBreakdown {
         defer { server.stop() }
         let client = HTTPClient(baseURL: server.baseURL, transport: URLSessionTransport()) { $0.coalescesRequests = false }
         let service = GraphQLMomentsService(client: client)
+        // VARIANT picks what runs: the service (default), the transport alone, or bare
+        // `URLSession.data(for:)` with the same request.
+        let variant = ProcessInfo.processInfo.environment["VARIANT"] ?? "service"
+        let width = Int(ProcessInfo.processInfo.environment["WIDTH"] ?? "64") ?? 64
+        let transport = URLSessionTransport()
+        let httpRequest = try client.makeHTTPRequest(for: GetMomentsByUserID(userID: "0"))
+        let session = URLSession(configuration: .default)
+        let urlRequest = URLSessionTransport.makeURLRequest(httpRequest)
+        let body: @Sendable () async throws -> Void = switch variant {
+        case "transport": { _ = try await transport.send(httpRequest) }
+        case "raw": { _ = try await session.data(for: urlRequest) }
+        default: { _ = try await service.getMoments(userID: "0") }
+        }
         var rate = 0.0
         for _ in 0..<seconds {
-            rate = try await HTTPBenchmark.concurrently(64) { _ = try await service.getMoments(userID: "0") }
+            rate = try await HTTPBenchmark.concurrently(width, body)
         }
-        return [Row(name: "profile: service.getMoments, 64 concurrent", unit: "req/s", sdk: rate)]
+        return [Row(name: "profile: \(variant), \(width) concurrent", unit: "req/s", sdk: rate)]
     }
 
     static func run() async throws -> [Row] {
