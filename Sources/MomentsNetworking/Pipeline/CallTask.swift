@@ -57,29 +57,29 @@ final class CallTask: Sendable {
     /// made with `Task.immediate` carries an executor-preference record even when it has
     /// no preference, and every switch of executor in it then looks the preference up
     /// under the task's lock.
+    ///
+    /// The caller's own cancellation reaches the call's task as it reaches any child; it
+    /// is passed on to hedges, which are tasks of their own, by ``cancel()``, through a
+    /// cancellation handler the caller's task holds only while hedges run.
     nonisolated(nonsending) func run(_ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> HTTPResponse) async throws -> HTTPResponse {
         let cancelled = state.withLock { state -> Bool in
             state.outcome = nil
             state.cancelsCallTask = false
             return state.isCancelled
         }
-        return try await withTaskCancellationHandler {
-            try await withDiscardingTaskGroup(returning: Result<HTTPResponse, any Error>.self) { group in
-                if cancelled { group.cancelAll() }
-                group.addImmediateTask { [self] in
-                    let outcome: Result<HTTPResponse, any Error>
-                    do {
-                        outcome = .success(try await operation())
-                    } catch {
-                        outcome = .failure(error)
-                    }
-                    ended(with: outcome)
+        return try await withDiscardingTaskGroup(returning: Result<HTTPResponse, any Error>.self) { group in
+            if cancelled { group.cancelAll() }
+            group.addImmediateTask { [self] in
+                let outcome: Result<HTTPResponse, any Error>
+                do {
+                    outcome = .success(try await operation())
+                } catch {
+                    outcome = .failure(error)
                 }
-                return await hostUntilEnded(&group)
-            }.get()
-        } onCancel: {
-            cancel()
-        }
+                ended(with: outcome)
+            }
+            return await hostUntilEnded(&group)
+        }.get()
     }
 
     /// Cancels the call's task and every hedge it started; a hedge started later starts
@@ -128,6 +128,7 @@ final class CallTask: Sendable {
     /// The waiter is stored and taken out only under the lock, and whoever takes it out
     /// resumes it, once: so an unsafe continuation is enough.
     private nonisolated(nonsending) func hostUntilEnded(_ group: inout DiscardingTaskGroup) async -> Result<HTTPResponse, any Error> {
+        var runsHedges = false
         while true {
             // One lock per turn: what was handed over, whether to cancel the call's task,
             // and, once that task ended with nothing left to start, the outcome and the
@@ -143,26 +144,43 @@ final class CallTask: Sendable {
             }
             if cancels { group.cancelAll() }
             if case let (outcome, hedges)? = ended {
-                for hedge in hedges { await hedge.value }
+                await passingCancellation(on: runsHedges) {
+                    for hedge in hedges { await hedge.value }
+                }
                 return outcome
             }
             for start in starts {
                 let hedge = start()
+                runsHedges = true
                 let cancelled = state.withLock { state -> Bool in
                     state.hedges.append(hedge)
                     return state.isCancelled
                 }
-                if cancelled { hedge.cancel() }
+                if cancelled || Task.isCancelled { hedge.cancel() }
             }
             guard starts.isEmpty, !cancels else { continue }
-            await withUnsafeContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
-                    guard case .none = state.outcome, state.handedOver.isEmpty, !state.cancelsCallTask else { return true }
-                    state.waiter = continuation
-                    return false
+            await passingCancellation(on: runsHedges) {
+                await withUnsafeContinuation { continuation in
+                    let ready = state.withLock { state -> Bool in
+                        guard case .none = state.outcome, state.handedOver.isEmpty, !state.cancelsCallTask else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
                 }
-                if ready { continuation.resume() }
             }
+        }
+    }
+
+    /// Runs `wait`; when `hedgesRun`, the caller's cancellation, even one made before,
+    /// cancels the call and its hedges (``cancel()``) while it waits. Without hedges
+    /// nothing needs it: the call's task is cancelled with its caller, as a child is.
+    private nonisolated(nonsending) func passingCancellation(on hedgesRun: Bool, _ wait: nonisolated(nonsending) () async -> Void) async {
+        guard hedgesRun else { return await wait() }
+        await withTaskCancellationHandler {
+            await wait()
+        } onCancel: {
+            cancel()
         }
     }
 }

@@ -89,6 +89,32 @@ import MomentsHTTP
         #expect(callTask.isCancelled)
     }
 
+    /// A hedge handed over after the caller was cancelled, while no hedge ran, starts
+    /// cancelled: the call ends without waiting for it to reach its deadline.
+    @Test(.timeLimit(.minutes(1))) func aHedgeHandedOverAfterTheCallersCancellationStartsCancelled() async throws {
+        let callTask = CallTask()
+        let started = Latch()
+        let hedgeCancelled = Latch()
+        let caller = Task {
+            try await callTask.run {
+                started.open()
+                await waitUntilCancelled()
+                callTask.startHedge {
+                    Task.immediate {
+                        await waitUntilCancelled()
+                        hedgeCancelled.open()
+                    }
+                }
+                throw HTTPClientError.cancelled()
+            }
+        }
+        await started.wait()
+        caller.cancel()
+        let error = await caller.result.error as? HTTPClientError
+        #expect(error?.code == .cancelled)
+        #expect(hedgeCancelled.isOpen)
+    }
+
     /// A call sent again gets its second answer, even when that one has to wait.
     @Test func aCallSentAgainGetsItsOwnAnswer() async throws {
         let clock = clock
