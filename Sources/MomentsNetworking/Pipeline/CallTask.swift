@@ -49,6 +49,9 @@ final class CallTask: Sendable {
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
+    /// Whether the caller's task is parked, waiting for the call (for tests).
+    var hasParkedHost: Bool { state.withLock { $0.waiter != nil } }
+
     /// Runs `operation` in the call's task and returns what it returns, once that task
     /// and every hedge it started have ended. One run at a time; a later run forgets the
     /// outcome of the one before (a cancellation stays).
@@ -83,9 +86,12 @@ final class CallTask: Sendable {
     }
 
     /// Cancels the call's task and every hedge it started; a hedge started later starts
-    /// cancelled.
+    /// cancelled. Only the first call does anything: the caller's task, woken by it,
+    /// cancels the call's task once (a cancellation handler installed on a task already
+    /// cancelled calls this again at once, and must not wake it again).
     func cancel() {
         let (waiter, hedges) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, [Task<Void, Never>]) in
+            guard !state.isCancelled else { return (nil, []) }
             state.isCancelled = true
             state.cancelsCallTask = true
             return (state.wake(), state.hedges)

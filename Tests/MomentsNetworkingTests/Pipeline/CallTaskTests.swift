@@ -115,6 +115,38 @@ import MomentsHTTP
         #expect(hedgeCancelled.isOpen)
     }
 
+    /// The caller's cancellation is passed on once: while the call's task and its hedge
+    /// wind down, however long that takes, the caller's task waits parked, not turning.
+    @Test(.timeLimit(.minutes(1))) func aCancelledCallerWaitsParkedWhileTheCallWindsDown() async throws {
+        let callTask = CallTask()
+        let hedgeStarted = Latch()
+        let windDown = Latch()
+        let caller = Task {
+            try await callTask.run {
+                callTask.startHedge {
+                    Task.immediate {
+                        hedgeStarted.open()
+                        await waitUntilCancelled()
+                    }
+                }
+                await windDown.wait()  // ignores cancellation
+                throw HTTPClientError.cancelled()
+            }
+        }
+        await hedgeStarted.wait()
+        await until { callTask.hasParkedHost }
+        caller.cancel()  // runs the caller's cancellation handlers before it returns
+        #expect(callTask.isCancelled)
+        await until { callTask.hasParkedHost }
+        windDown.open()
+        let error = await caller.result.error as? HTTPClientError
+        #expect(error?.code == .cancelled)
+    }
+
+    private func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
+    }
+
     /// A call sent again gets its second answer, even when that one has to wait.
     @Test func aCallSentAgainGetsItsOwnAnswer() async throws {
         let clock = clock
