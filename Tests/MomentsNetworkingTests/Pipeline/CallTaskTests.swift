@@ -63,20 +63,9 @@ import MomentsHTTP
         let lateHedgeCancelled = Latch()
         let caller = Task {
             try await callTask.run {
-                callTask.startHedge {
-                    Task.immediate {
-                        started.open()
-                        await waitUntilCancelled()
-                        hedgeCancelled.open()
-                    }
-                }
+                handOverHedge(to: callTask, started: started, cancelled: hedgeCancelled)
                 await waitUntilCancelled()
-                callTask.startHedge {
-                    Task.immediate {
-                        await waitUntilCancelled()
-                        lateHedgeCancelled.open()
-                    }
-                }
+                handOverHedge(to: callTask, cancelled: lateHedgeCancelled)
                 throw HTTPClientError.cancelled()
             }
         }
@@ -99,12 +88,7 @@ import MomentsHTTP
             try await callTask.run {
                 started.open()
                 await waitUntilCancelled()
-                callTask.startHedge {
-                    Task.immediate {
-                        await waitUntilCancelled()
-                        hedgeCancelled.open()
-                    }
-                }
+                handOverHedge(to: callTask, cancelled: hedgeCancelled)
                 throw HTTPClientError.cancelled()
             }
         }
@@ -123,12 +107,7 @@ import MomentsHTTP
         let windDown = Latch()
         let caller = Task {
             try await callTask.run {
-                callTask.startHedge {
-                    Task.immediate {
-                        hedgeStarted.open()
-                        await waitUntilCancelled()
-                    }
-                }
+                handOverHedge(to: callTask, started: hedgeStarted)
                 await windDown.wait()  // ignores cancellation
                 throw HTTPClientError.cancelled()
             }
@@ -145,6 +124,18 @@ import MomentsHTTP
 
     private func until(_ condition: () -> Bool) async {
         while !condition() { await Task.yield() }
+    }
+
+    /// Hands `callTask` a hedge that opens `started`, waits until it is cancelled, then
+    /// opens `cancelled`.
+    private func handOverHedge(to callTask: CallTask, started: Latch = Latch(), cancelled: Latch = Latch()) {
+        callTask.startHedge {
+            Task.immediate {
+                started.open()
+                await waitUntilCancelled()
+                cancelled.open()
+            }
+        }
     }
 
     /// A call sent again gets its second answer, even when that one has to wait.
