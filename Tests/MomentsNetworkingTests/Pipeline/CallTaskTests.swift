@@ -69,10 +69,7 @@ import MomentsHTTP
                 throw HTTPClientError.cancelled()
             }
         }
-        await started.wait()
-        caller.cancel()
-        let error = await caller.result.error as? HTTPClientError
-        #expect(error?.code == .cancelled)
+        #expect(await cancel(caller, once: started) == .cancelled)
         #expect(hedgeCancelled.isOpen)
         #expect(lateHedgeCancelled.isOpen)
         #expect(callTask.isCancelled)
@@ -92,10 +89,7 @@ import MomentsHTTP
                 throw HTTPClientError.cancelled()
             }
         }
-        await started.wait()
-        caller.cancel()
-        let error = await caller.result.error as? HTTPClientError
-        #expect(error?.code == .cancelled)
+        #expect(await cancel(caller, once: started) == .cancelled)
         #expect(hedgeCancelled.isOpen)
     }
 
@@ -124,6 +118,13 @@ import MomentsHTTP
 
     private func until(_ condition: () -> Bool) async {
         while !condition() { await Task.yield() }
+    }
+
+    /// Cancels `caller` once `started` opened; the code of the error its call ended with.
+    private func cancel(_ caller: Task<HTTPResponse, any Error>, once started: Latch) async -> HTTPClientError.Code? {
+        await started.wait()
+        caller.cancel()
+        return (await caller.result.error as? HTTPClientError)?.code
     }
 
     /// Hands `callTask` a hedge that opens `started`, waits until it is cancelled, then
