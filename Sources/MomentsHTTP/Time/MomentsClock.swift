@@ -1,4 +1,5 @@
 public import Foundation
+import MomentsSupport
 
 /// Where the SDK reads the time and waits for it: every deadline, backoff, hedging delay,
 /// breaker window and cache age comes from one clock, so a test can move time instead of
@@ -30,16 +31,31 @@ public protocol MomentsClock: Sendable {
 
 /// An action a ``MomentsClock`` will run at a deadline; cancel it to forget it.
 public struct ClockWakeUp: Sendable {
-    private let cancelAction: @Sendable () -> Void
+    private enum Cancelling: Sendable {
+        case action(@Sendable () -> Void)
+        /// The system clock's wake-ups: the timer and the token, without a closure
+        /// (and its allocation) around them.
+        case timer(DeadlineTimer, token: UInt64)
+    }
+
+    private let cancelling: Cancelling
 
     /// A wake-up that `cancel` forgets.
     public init(cancel: @escaping @Sendable () -> Void) {
-        self.cancelAction = cancel
+        self.cancelling = .action(cancel)
+    }
+
+    /// A wake-up `timer` scheduled under `token`.
+    init(timer: DeadlineTimer, token: UInt64) {
+        self.cancelling = .timer(timer, token: token)
     }
 
     /// Forgets the action if it has not run; it will not run. Calling it again does nothing.
     public func cancel() {
-        cancelAction()
+        switch cancelling {
+        case .action(let cancel): cancel()
+        case .timer(let timer, let token): timer.cancel(token)
+        }
     }
 }
 

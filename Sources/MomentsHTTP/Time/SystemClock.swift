@@ -17,8 +17,7 @@ public struct SystemClock: MomentsClock {
     /// Runs `action` at `deadline` on the process's timer thread.
     public func wake(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> ClockWakeUp {
         let timer = Self.timer
-        let token = timer.schedule(at: deadline, action)
-        return ClockWakeUp { timer.cancel(token) }
+        return ClockWakeUp(timer: timer, token: timer.schedule(at: deadline, action))
     }
 
     /// The one timer of every system clock.
