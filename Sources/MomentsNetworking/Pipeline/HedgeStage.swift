@@ -17,10 +17,12 @@ import MomentsHTTP
 /// - the delay is a wake-up on the client's clock, cancelled when the attempt ends, and
 ///   the hedge decision is taken when it ends.
 ///
-/// A call pays for hedging only when a hedge goes: the first attempt runs in the call's
-/// own task, and the hedge is a task of its own that the caller's task starts
+/// A call pays for a hedge's task only when a hedge goes: the first attempt runs in the
+/// call's own task, and the hedge is a task of its own that the caller's task starts
 /// (``CallTask/startHedge(_:)``), so it carries the caller's task-local values. A hedge
 /// that wins cancels the call's task, whose only work left is to return its answer.
+/// Every hedged call still arms and cancels its delay, and keeps the race's state: about
+/// 0.5 µs of CPU per call that answers at once.
 struct HedgeStage: CallStage {
     let clock: any MomentsClock
     let failureStatuses: Set<Int>
