@@ -87,8 +87,7 @@ final class CallTask: Sendable {
 
     /// Cancels the call's task and every hedge it started; a hedge started later starts
     /// cancelled. Only the first call does anything: the caller's task, woken by it,
-    /// cancels the call's task once (a cancellation handler installed on a task already
-    /// cancelled calls this again at once, and must not wake it again).
+    /// cancels the call's task once, and a later call would only wake it again.
     func cancel() {
         let (waiter, hedges) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, [Task<Void, Never>]) in
             guard !state.isCancelled else { return (nil, []) }
@@ -133,8 +132,7 @@ final class CallTask: Sendable {
     ///
     /// The waiter is stored and taken out only under the lock, and whoever takes it out
     /// resumes it, once: so an unsafe continuation is enough.
-    private nonisolated(nonsending) func hostUntilEnded(_ group: inout DiscardingTaskGroup) async -> Result<HTTPResponse, any Error> {
-        var runsHedges = false
+    private nonisolated(nonsending) func hostUntilEnded(_ group: inout DiscardingTaskGroup, hedgesRun: Bool = false) async -> Result<HTTPResponse, any Error> {
         while true {
             // One lock per turn: what was handed over, whether to cancel the call's task,
             // and, once that task ended with nothing left to start, the outcome and the
@@ -150,43 +148,37 @@ final class CallTask: Sendable {
             }
             if cancels { group.cancelAll() }
             if case let (outcome, hedges)? = ended {
-                await passingCancellation(on: runsHedges) {
-                    for hedge in hedges { await hedge.value }
-                }
+                for hedge in hedges { await hedge.value }
                 return outcome
             }
             for start in starts {
                 let hedge = start()
-                runsHedges = true
                 let cancelled = state.withLock { state -> Bool in
                     state.hedges.append(hedge)
                     return state.isCancelled
                 }
                 if cancelled || Task.isCancelled { hedge.cancel() }
             }
-            guard starts.isEmpty, !cancels else { continue }
-            await passingCancellation(on: runsHedges) {
-                await withUnsafeContinuation { continuation in
-                    let ready = state.withLock { state -> Bool in
-                        guard case .none = state.outcome, state.handedOver.isEmpty, !state.cancelsCallTask else { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
+            if !starts.isEmpty, !hedgesRun {
+                // From the first hedge on, the caller's own cancellation must reach the
+                // hedges, tasks of their own: the rest of the call is hosted under one
+                // handler that passes it on (``cancel()``). Without hedges nothing needs
+                // it: the call's task is cancelled with its caller, as a child is.
+                return await withTaskCancellationHandler {
+                    await hostUntilEnded(&group, hedgesRun: true)
+                } onCancel: {
+                    cancel()
                 }
             }
-        }
-    }
-
-    /// Runs `wait`; when `hedgesRun`, the caller's cancellation, even one made before,
-    /// cancels the call and its hedges (``cancel()``) while it waits. Without hedges
-    /// nothing needs it: the call's task is cancelled with its caller, as a child is.
-    private nonisolated(nonsending) func passingCancellation(on hedgesRun: Bool, _ wait: nonisolated(nonsending) () async -> Void) async {
-        guard hedgesRun else { return await wait() }
-        await withTaskCancellationHandler {
-            await wait()
-        } onCancel: {
-            cancel()
+            guard starts.isEmpty, !cancels else { continue }
+            await withUnsafeContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    guard case .none = state.outcome, state.handedOver.isEmpty, !state.cancelsCallTask else { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
         }
     }
 }
