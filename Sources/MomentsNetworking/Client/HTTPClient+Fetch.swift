@@ -75,8 +75,9 @@ extension HTTPClient {
     private nonisolated(nonsending) func tracked(
         _ request: HTTPRequest, _ call: Call, latestWinsKey: String?, groups: Set<String>
     ) async throws -> HTTPResponse {
-        if inFlight.isClosed { throw HTTPClientError.shutDown() }
-        let id = inFlight.register(latestWinsKey: latestWinsKey, groups: groups) { [task = call.task] in task.cancel() }
+        guard let id = inFlight.register(call.task, latestWinsKey: latestWinsKey, groups: groups) else {
+            throw HTTPClientError.shutDown()
+        }
         defer { inFlight.unregister(id, latestWinsKey: latestWinsKey, groups: groups) }
         return try await pipeline.send(request, call)
     }

@@ -16,7 +16,8 @@ final class InFlightRequests: Sendable {
 
     private struct State {
         var nextID = 0
-        var cancellers: [Int: @Sendable () -> Void] = [:]
+        /// The call task of each request in flight, by id.
+        var tasks: [Int: CallTask] = [:]
         var latest: [String: Int] = [:]
         var members: [String: Set<Int>] = [:]
         var phase = Phase.open
@@ -29,42 +30,45 @@ final class InFlightRequests: Sendable {
         var nextWaiterID = 0
 
         mutating func takeEmptyWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard cancellers.isEmpty, !emptyWaiters.isEmpty else { return [] }
+            guard tasks.isEmpty, !emptyWaiters.isEmpty else { return [] }
             defer { emptyWaiters = [:] }
             return Array(emptyWaiters.values)
         }
 
         /// The watchers waiting for the count of requests now in flight.
         mutating func takeCountWatchers() -> [CountWatchers.Watcher] {
-            countWatchers.take(reaching: cancellers.count)
+            countWatchers.take(reaching: tasks.count)
         }
     }
 
     private let state = PThreadMutex(State())
 
     /// Registers a request; if `latestWinsKey` names one already in flight, that one is
-    /// cancelled. Returns the id to unregister with.
-    func register(latestWinsKey: String?, groups: Set<String> = [], cancel: @escaping @Sendable () -> Void) -> Int {
-        let (id, replaced, watchers) = state.withLock { state -> (Int, (@Sendable () -> Void)?, [CountWatchers.Watcher]) in
+    /// cancelled. Returns the id to unregister with, or `nil` once a shutdown has begun:
+    /// the check and the registration are one step, so no request slips in after
+    /// ``beginClosing()`` and escapes the shutdown's wait.
+    func register(_ task: CallTask, latestWinsKey: String?, groups: Set<String> = []) -> Int? {
+        guard let (id, replaced, watchers) = state.withLock({ state -> (Int, CallTask?, [CountWatchers.Watcher])? in
+            guard case .open = state.phase else { return nil }
             state.nextID += 1
             let id = state.nextID
-            state.cancellers[id] = cancel
+            state.tasks[id] = task
             for group in groups { state.members[group, default: []].insert(id) }
-            var replaced: (@Sendable () -> Void)?
+            var replaced: CallTask?
             if let latestWinsKey {
-                if let previous = state.latest[latestWinsKey] { replaced = state.cancellers[previous] }
+                if let previous = state.latest[latestWinsKey] { replaced = state.tasks[previous] }
                 state.latest[latestWinsKey] = id
             }
             return (id, replaced, state.takeCountWatchers())
-        }
+        }) else { return nil }
         for watcher in watchers { watcher.resume() }
-        replaced?()
+        replaced?.cancel()
         return id
     }
 
     func unregister(_ id: Int, latestWinsKey: String?, groups: Set<String> = []) {
         let empty = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.cancellers[id] = nil
+            state.tasks[id] = nil
             defer { if let latestWinsKey, state.latest[latestWinsKey] == id { state.latest[latestWinsKey] = nil } }
             for group in groups {
                 state.members[group]?.remove(id)
@@ -79,19 +83,11 @@ final class InFlightRequests: Sendable {
     /// else when a request beginning or ending makes them so.
     func waitUntilCount(is count: Int) async {
         await CountWatchers.wait { watcher in
-            state.withLock { $0.countWatchers.register(watcher, for: count, now: $0.cancellers.count) }
+            state.withLock { $0.countWatchers.register(watcher, for: count, now: $0.tasks.count) }
         }
     }
 
     // MARK: Shutting down
-
-    /// Whether the client takes requests no more.
-    var isClosed: Bool {
-        state.withLock { state in
-            if case .open = state.phase { return false }
-            return true
-        }
-    }
 
     /// Stops taking requests. Returns `true` for the first caller, who shuts the client
     /// down and then calls ``finishClosing()``; a later caller waits here until then and
@@ -153,7 +149,7 @@ final class InFlightRequests: Sendable {
         let wakeUp = PThreadMutex<ClockWakeUp?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiterID = state.withLock { state -> Int? in
-                guard !state.cancellers.isEmpty else { return nil }
+                guard !state.tasks.isEmpty else { return nil }
                 state.nextWaiterID += 1
                 state.emptyWaiters[state.nextWaiterID] = continuation
                 return state.nextWaiterID
@@ -171,17 +167,17 @@ final class InFlightRequests: Sendable {
     }
 
     func cancelAll() {
-        let cancellers = state.withLock { Array($0.cancellers.values) }
-        for cancel in cancellers { cancel() }
+        let tasks = state.withLock { Array($0.tasks.values) }
+        for task in tasks { task.cancel() }
     }
 
     /// Cancels the requests in flight that belong to `group`.
     func cancelAll(in group: String) {
-        let cancellers = state.withLock { state in (state.members[group] ?? []).compactMap { state.cancellers[$0] } }
-        for cancel in cancellers { cancel() }
+        let tasks = state.withLock { state in (state.members[group] ?? []).compactMap { state.tasks[$0] } }
+        for task in tasks { task.cancel() }
     }
 
-    var count: Int { state.withLock { $0.cancellers.count } }
+    var count: Int { state.withLock { $0.tasks.count } }
 
     /// The number of requests in flight in `group`.
     func count(in group: String) -> Int { state.withLock { $0.members[group]?.count ?? 0 } }
