@@ -7,6 +7,13 @@ import Dispatch
 /// The timer is a dispatch timer on a serial queue of its own, not a task: a deadline
 /// must fire on time even when every one of Swift's cooperative threads is busy.
 package final class DeadlineTimer: Sendable {
+    /// A scheduled action as the dictionary holds it. Wrapped in a struct, the closure
+    /// is stored as it is; stored bare as a dictionary's value, it would be wrapped in a
+    /// reabstraction thunk, one more allocation per action scheduled.
+    private struct Action {
+        let run: @Sendable () -> Void
+    }
+
     private struct Entry {
         let deadline: ContinuousClock.Instant
         let id: UInt64
@@ -17,7 +24,7 @@ package final class DeadlineTimer: Sendable {
     /// used from any thread).
     private struct State: @unchecked Sendable {
         var heap: [Entry] = []
-        var actions: [UInt64: @Sendable () -> Void] = [:]
+        var actions: [UInt64: Action] = [:]
         var nextID: UInt64 = 0
         var waker: (any DispatchSourceTimer)?
         var wakerDeadline: ContinuousClock.Instant?
@@ -43,7 +50,7 @@ package final class DeadlineTimer: Sendable {
         state.withLock { state in
             state.nextID += 1
             let id = state.nextID
-            state.actions[id] = action
+            state.actions[id] = Action(run: action)
             Self.push(Entry(deadline: deadline, id: id), into: &state.heap)
             if state.heap.count > 1_024, state.heap.count > 4 * state.actions.count { Self.compact(&state) }
             if state.wakerDeadline.map({ deadline < $0 }) ?? true { startWaker(at: deadline, in: &state) }
@@ -87,9 +94,9 @@ package final class DeadlineTimer: Sendable {
     }
 
     private func fire() {
-        let due = state.withLock { state -> [@Sendable () -> Void] in
+        let due = state.withLock { state -> [Action] in
             let now = ContinuousClock.now
-            var due: [@Sendable () -> Void] = []
+            var due: [Action] = []
             // Cancelled entries at the top go too, so the next wake-up is for an action
             // that is still wanted, not for every request that already finished.
             while let first = state.heap.first {
@@ -106,7 +113,7 @@ package final class DeadlineTimer: Sendable {
             if let next = state.heap.first { startWaker(at: next.deadline, in: &state) }
             return due
         }
-        for action in due { action() }
+        for action in due { action.run() }
     }
 
     // MARK: Binary heap ordered by deadline

@@ -10,9 +10,20 @@ import MomentsHTTP
 /// - A failure waits for the other attempt, if one was started; when both fail, the
 ///   failure that came first is the call's.
 ///
-/// A value whose copies share one race: one allocation, the lock and its state.
+/// A value whose copies share one race: one allocation, the lock and its state, which
+/// also holds what the hedge needs to start. The hedging delay's action captures the
+/// race alone (``delayEnded()``), so arming the delay allocates nothing more.
 struct HedgeRace: Sendable {
     typealias Outcome = Result<HTTPResponse, HTTPClientError>
+
+    /// What a hedge needs to start: the request, the call, the rest of the pipeline, and
+    /// the clock its rules are checked on.
+    struct Plan: Sendable {
+        let request: HTTPRequest
+        let call: Call
+        let next: CallPipeline.Next
+        let clock: any MomentsClock
+    }
 
     private enum Phase {
         /// The first attempt is under way.
@@ -31,25 +42,54 @@ struct HedgeRace: Sendable {
         /// The hedge's failure, while the first attempt is under way.
         var hedgeFailure: Outcome?
         var hedge: Task<Void, Never>?
-    }
+        let failureStatuses: Set<Int>
+        let plan: Plan
 
-    private let state = PThreadMutex(State())
-    private let failureStatuses: Set<Int>
+        /// Whether the first attempt is under way with no hedge requested.
+        var mayHedge: Bool {
+            guard case .first = phase else { return false }
+            return !hedgeRequested
+        }
 
-    init(failureStatuses: Set<Int>) {
-        self.failureStatuses = failureStatuses
-    }
-
-    /// Whether the first attempt is under way with no hedge requested.
-    var mayHedge: Bool {
-        state.withLock { state in
-            guard case .first = state.phase else { return false }
-            return !state.hedgeRequested
+        func isGood(_ response: HTTPResponse) -> Bool {
+            !failureStatuses.contains(response.statusCode)
         }
     }
 
+    private let state: PThreadMutex<State>
+
+    init(failureStatuses: Set<Int>, plan: Plan) {
+        state = PThreadMutex(State(failureStatuses: failureStatuses, plan: plan))
+    }
+
+    /// The hedging delay ended: starts the hedge if the rules let it go (see
+    /// ``HedgeStage``).
+    func delayEnded() {
+        guard let plan = state.withLock({ $0.mayHedge ? $0.plan : nil }) else { return }
+        let call = plan.call, now = plan.clock.now
+        guard !call.task.isCancelled, now < call.attemptDeadline, call.origin.admitsHedge(),
+              call.origin.withdrawRetry(now: now), requestHedge() else { return }
+        var hedge = call
+        hedge.coalesces = false
+        call.task.startHedge { [self, hedge] in
+            let task = Task.immediate {
+                guard isOpen else { return }
+                let outcome: Outcome
+                do {
+                    outcome = .success(try await plan.next(plan.request, hedge))
+                } catch {
+                    outcome = .failure(TransportStage.clientError(error))
+                }
+                if hedgeEnded(outcome) { hedge.task.cancelCallTask() }
+            }
+            adopt(task)
+            return task
+        }
+    }
+
+
     /// Whether the race is undecided: a hedge started now still has a use.
-    var isOpen: Bool {
+    private var isOpen: Bool {
         state.withLock { state in
             switch state.phase {
             case .first, .waiting: true
@@ -59,7 +99,7 @@ struct HedgeRace: Sendable {
     }
 
     /// Records that a hedge goes; `false` if the first attempt already ended.
-    func requestHedge() -> Bool {
+    private func requestHedge() -> Bool {
         state.withLock { state in
             guard case .first = state.phase, !state.hedgeRequested else { return false }
             state.hedgeRequested = true
@@ -68,7 +108,7 @@ struct HedgeRace: Sendable {
     }
 
     /// The hedge's task, cancelled at once if the race is already decided.
-    func adopt(_ hedge: Task<Void, Never>) {
+    private func adopt(_ hedge: Task<Void, Never>) {
         let decided = state.withLock { state -> Bool in
             state.hedge = hedge
             if case .closed = state.phase { return true }
@@ -79,11 +119,11 @@ struct HedgeRace: Sendable {
 
     /// Records the hedge's outcome; returns whether the first attempt is to be cancelled
     /// (the hedge answered well first).
-    func hedgeEnded(_ outcome: Outcome) -> Bool {
+    private func hedgeEnded(_ outcome: Outcome) -> Bool {
         let (waiter, cancelsFirst) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Bool) in
             switch state.phase {
             case .first:
-                if case .success(let response) = outcome, isGood(response) {
+                if case .success(let response) = outcome, state.isGood(response) {
                     state.phase = .hedgeWon(response)
                     return (nil, true)
                 }
@@ -114,7 +154,7 @@ struct HedgeRace: Sendable {
                 state.phase = .closed
                 return (.success(response), nil)
             case .first:
-                if case .success(let response) = first, isGood(response) {
+                if case .success(let response) = first, state.isGood(response) {
                     state.phase = .closed
                     return (first, state.hedge)
                 }
@@ -159,11 +199,7 @@ struct HedgeRace: Sendable {
             }
             if let ended { continuation.resume(returning: ended) }
         }
-        if case .success(let response) = hedge, isGood(response) { return hedge }
+        if case .success(let response) = hedge, state.withLock({ $0.isGood(response) }) { return hedge }
         return first
-    }
-
-    private func isGood(_ response: HTTPResponse) -> Bool {
-        !failureStatuses.contains(response.statusCode)
     }
 }
