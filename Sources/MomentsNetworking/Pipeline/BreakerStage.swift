@@ -12,7 +12,31 @@ struct BreakerStage: CallStage {
     let instruments: ClientInstruments
     let origins: OriginGuards
 
+    /// An attempt the breaker let go.
+    private struct Admission {
+        let origin: OriginGuard
+        let isProbe: Bool
+        let at: ContinuousClock.Instant
+    }
+
+    /// Keeps to the suspension around `next` only what the attempt's end needs: the
+    /// rest happens in functions that are not `async`, whose values live on the thread's
+    /// stack, not in the frame the call's task allocates.
     nonisolated(nonsending) func send(_ request: HTTPRequest, _ call: Call, next: CallPipeline.Next) async throws -> HTTPResponse {
+        let admission = try admit(call)
+        let response: HTTPResponse
+        do {
+            response = try await next(request, call)
+        } catch {
+            failed(admission, error)
+            throw error
+        }
+        answered(admission, response)
+        return response
+    }
+
+    @inline(never)
+    private func admit(_ call: Call) throws(HTTPClientError) -> Admission {
         let origin = call.hopOrigin
         let admitted = clock.now
         let isProbe: Bool
@@ -21,24 +45,25 @@ struct BreakerStage: CallStage {
         case .rejected(let until): throw HTTPClientError.circuitOpen(retryAfter: max(.zero, until - admitted))
         }
         if origin !== call.origin { call.record.answered(from: origin) }
-        let response: HTTPResponse
-        do {
-            response = try await next(request, call)
-        } catch {
-            let failure = error as? HTTPClientError
-            let outcome = failure.map { $0.code == .transportFailure ? CircuitBreakerState.Outcome.failure(retryAfter: nil) : .ignored }
-            origin.attemptEnded(outcome, isProbe: isProbe, now: clock.now, latency: nil)
-            if failure != nil { report(origin) }
-            throw error
-        }
-        let now = clock.now
-        let succeeded = (200..<300).contains(response.statusCode)
-        origin.attemptEnded(outcome(of: response), isProbe: isProbe, now: now, latency: succeeded ? now - admitted : nil)
-        report(origin)
-        return response
+        return Admission(origin: origin, isProbe: isProbe, at: admitted)
     }
 
-    /// How the breaker counts `response`.
+    @inline(never)
+    private func failed(_ admission: Admission, _ error: any Error) {
+        let failure = error as? HTTPClientError
+        let outcome = failure.map { $0.code == .transportFailure ? CircuitBreakerState.Outcome.failure(retryAfter: nil) : .ignored }
+        admission.origin.attemptEnded(outcome, isProbe: admission.isProbe, now: clock.now, latency: nil)
+        if failure != nil { report(admission.origin) }
+    }
+
+    @inline(never)
+    private func answered(_ admission: Admission, _ response: HTTPResponse) {
+        let now = clock.now
+        let succeeded = (200..<300).contains(response.statusCode)
+        admission.origin.attemptEnded(outcome(of: response), isProbe: admission.isProbe, now: now, latency: succeeded ? now - admission.at : nil)
+        report(admission.origin)
+    }
+
     private func outcome(of response: HTTPResponse) -> CircuitBreakerState.Outcome {
         guard let policy = origins.base.breakerPolicy, policy.failureStatusCodes.contains(response.statusCode) else { return .success }
         return .failure(retryAfter: response.headers["Retry-After"].flatMap { RetryAfter.parse($0, now: clock.date) })
