@@ -62,7 +62,9 @@ struct Call: Sendable {
 /// What one call's stages learn as its requests go: the credential values sent (to
 /// redact), the identity of the last request sent (to cache its answer under), and
 /// the origin that answered last (to charge a failure to).
-final class CallRecord: Sendable {
+///
+/// A value whose copies share one record: one allocation, the lock and its state.
+struct CallRecord: Sendable {
     /// Whether the identity of what is sent is needed (to key a cached answer); the
     /// digest is not computed otherwise.
     let keepsIdentity: Bool

@@ -17,7 +17,9 @@ import MomentsHTTP
 ///   attempt does, whatever thread the hedging delay ended on.
 /// - **A call that ended leaves no task behind.** ``run(_:)`` returns only once the
 ///   call's task and every hedge it started have ended.
-final class CallTask: Sendable {
+///
+/// A value whose copies share one state: one allocation, the lock and what it guards.
+struct CallTask: Sendable {
     /// Starts a hedge in the calling task and returns it.
     typealias HedgeStart = @Sendable () -> Task<Void, Never>
 
