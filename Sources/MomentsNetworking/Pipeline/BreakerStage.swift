@@ -35,6 +35,7 @@ struct BreakerStage: CallStage {
         return response
     }
 
+    /// The admission of the attempt about to go, or `circuitOpen` from an open breaker.
     @inline(never)
     private func admit(_ call: Call) throws(HTTPClientError) -> Admission {
         let origin = call.hopOrigin
@@ -48,6 +49,7 @@ struct BreakerStage: CallStage {
         return Admission(origin: origin, isProbe: isProbe, at: admitted)
     }
 
+    /// Charges the attempt's failure to its origin.
     @inline(never)
     private func failed(_ admission: Admission, _ error: any Error) {
         let failure = error as? HTTPClientError
@@ -56,6 +58,7 @@ struct BreakerStage: CallStage {
         if failure != nil { report(admission.origin) }
     }
 
+    /// Charges the attempt's answer to its origin, and its latency when it succeeded.
     @inline(never)
     private func answered(_ admission: Admission, _ response: HTTPResponse) {
         let now = clock.now
@@ -64,6 +67,7 @@ struct BreakerStage: CallStage {
         report(admission.origin)
     }
 
+    /// How the breaker counts `response`.
     private func outcome(of response: HTTPResponse) -> CircuitBreakerState.Outcome {
         guard let policy = origins.base.breakerPolicy, policy.failureStatusCodes.contains(response.statusCode) else { return .success }
         return .failure(retryAfter: response.headers["Retry-After"].flatMap { RetryAfter.parse($0, now: clock.date) })

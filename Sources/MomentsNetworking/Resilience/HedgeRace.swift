@@ -87,7 +87,6 @@ struct HedgeRace: Sendable {
         }
     }
 
-
     /// Whether the race is undecided: a hedge started now still has a use.
     private var isOpen: Bool {
         state.withLock { state in
