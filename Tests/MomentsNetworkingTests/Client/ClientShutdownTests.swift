@@ -106,4 +106,69 @@ import Testing
         #expect(error?.code == .cancelled)
         #expect(transport.shutdowns == 1)
     }
+
+    /// A transport that answers after a yield, and counts the requests that reached it
+    /// after its shutdown began.
+    final class ShutdownWatchingTransport: HTTPTransport {
+        private struct State {
+            var isShutDown = false
+            var sent = 0
+            var sentAfterShutdown = 0
+        }
+        private let state = PThreadMutex(State())
+        var sent: Int { state.withLock { $0.sent } }
+        var sentAfterShutdown: Int { state.withLock { $0.sentAfterShutdown } }
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            state.withLock { state in
+                state.sent += 1
+                if state.isShutDown { state.sentAfterShutdown += 1 }
+            }
+            await Task.yield()
+            return ok()
+        }
+
+        func shutdown() async { state.withLock { $0.isShutDown = true } }
+    }
+
+    /// Calls that start while a shutdown begins, in seeded orders: each is either refused
+    /// with `.shutDown`, or counted in flight and answered before the transport shuts
+    /// down (the grace period, on a clock that never moves, outlasts them); none reaches
+    /// the transport after its shutdown.
+    @Test func callsRacingAShutdownAreRefusedOrAnsweredBeforeTheTransportShutsDown() async throws {
+        var (answeredInAll, refusedInAll) = (0, 0)
+        for seed in UInt64(1)...300 {
+            var generator = SeededGenerator(seed: seed)
+            let transport = ShutdownWatchingTransport()
+            let client = HTTPClient.patient(baseURL: URL(string: "http://bff.test")!, transport: transport) {
+                $0.clock = ManualClock()
+                $0.retryPolicy = nil
+                $0.hedging = nil
+                // Each call its own exchange, so the transport counts every call sent.
+                $0.coalescesRequests = false
+            }
+            let delays = (0..<6).map { _ in Int.random(in: 0..<6, using: &generator) }
+            let shutdownDelay = Int.random(in: 0..<6, using: &generator)
+            let outcomes = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                for delay in delays {
+                    group.addTask {
+                        for _ in 0..<delay { await Task.yield() }
+                        do { return .success(try await client.send(GetUser(id: "1")).name) } catch { return .failure(error) }
+                    }
+                }
+                for _ in 0..<shutdownDelay { await Task.yield() }
+                await client.shutdown(gracePeriod: .seconds(3600))
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(transport.sentAfterShutdown == 0, "seed \(seed): a request reached the transport after its shutdown")
+            let answered = outcomes.filter { (try? $0.get()) == "Ada" }.count
+            let refused = outcomes.filter { if case .failure(let error) = $0 { (error as? HTTPClientError)?.code == .shutDown } else { false } }.count
+            #expect(answered + refused == delays.count, "seed \(seed): \(outcomes)")
+            #expect(transport.sent == answered, "seed \(seed): a refused call sent nothing")
+            answeredInAll += answered
+            refusedInAll += refused
+        }
+        // The orders explored put calls on both sides of the shutdown's start.
+        #expect(answeredInAll > 0 && refusedInAll > 0, "answered \(answeredInAll), refused \(refusedInAll)")
+    }
 }
