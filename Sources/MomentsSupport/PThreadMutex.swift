@@ -22,7 +22,7 @@ public import Darwin
 package struct PThreadMutex<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let storage: PThreadMutexStorage<Value>
 
-    package init(_ initialValue: Value) {
+    package init(_ initialValue: consuming Value) {
         storage = PThreadMutexStorage.make(initialValue)
     }
 
@@ -36,8 +36,16 @@ package struct PThreadMutex<Value: Sendable>: @unchecked Sendable {
 /// The value as the header and the mutex as the one element of a single allocation.
 @usableFromInline
 final class PThreadMutexStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
-    static func make(_ value: Value) -> PThreadMutexStorage<Value> {
-        let buffer = create(minimumCapacity: 1) { _ in value }
+    /// Moves `value` into the new storage: returned from the header's closure as it is,
+    /// it would be copied there and the original destroyed, a retain and a release of
+    /// every reference it holds.
+    static func make(_ value: consuming Value) -> PThreadMutexStorage<Value> {
+        var pending = Optional(consume value)
+        let buffer = create(minimumCapacity: 1) { _ in
+            // `create` calls this once, so the value is there.
+            guard let value = pending.take() else { preconditionFailure("a header is made once") }
+            return value
+        }
         let storage = unsafeDowncast(buffer, to: PThreadMutexStorage<Value>.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())

@@ -36,7 +36,7 @@ final class ClientInstruments: Sendable {
 
     /// `request` with the trace headers of a new span of the current context, and that
     /// span (if a tracer is set); `request` alone without a context.
-    func beginAttempt(_ request: HTTPRequest, resend: Int) -> (HTTPRequest, (any MomentsSpan)?) {
+    func beginAttempt(_ request: consuming HTTPRequest, resend: Int) -> (HTTPRequest, (any MomentsSpan)?) {
         guard let parent = TraceContext.current else { return (request, nil) }
         let proposed = parent.child()
         let span = tracer?.startSpan("HTTP \(request.method.rawValue)", kind: .client, context: proposed, parent: parent)
@@ -45,10 +45,10 @@ final class ClientInstruments: Sendable {
         traced.headers["traceparent"] = context.traceparent
         if let state = context.tracestate { traced.headers["tracestate"] = state }
         guard let span else { return (traced, nil) }
-        span.setAttribute("http.request.method", .string(request.method.rawValue))
+        span.setAttribute("http.request.method", .string(traced.method.rawValue))
         span.setAttribute("server.address", .string(host))
         span.setAttribute("server.port", .int(port))
-        span.setAttribute("url.full", .string(HTTPClientError.redactedURL(request.url)))
+        span.setAttribute("url.full", .string(HTTPClientError.redactedURL(traced.url)))
         if resend > 0 { span.setAttribute("http.request.resend_count", .int(resend)) }
         return (traced, span)
     }

@@ -62,7 +62,7 @@ struct TransportStage: CallStage {
         if let invalid = HeaderValidation.firstInvalidField(in: sent.headers) {
             throw HTTPClientError.invalidRequest("the header field \(invalid) holds a character no header may hold (CR, LF or NUL) or an invalid name")
         }
-        return instruments.beginAttempt(sent, resend: call.context.attempt - 1)
+        return instruments.beginAttempt(consume sent, resend: call.context.attempt - 1)
     }
 
     /// `error` as the `HTTPClientError` the client reports.
