@@ -21,9 +21,10 @@ import MomentsHTTP
 /// call's own task, and the hedge is a task of its own that the caller's task starts
 /// (``CallTask/startHedge(_:)``), so it carries the caller's task-local values. A hedge
 /// that wins cancels the call's task, whose only work left is to return its answer.
-/// Every hedged call still arms and cancels its delay, and keeps the race's state (one
-/// allocation, which the delay's action shares): about 0.5 µs of CPU per call that
-/// answers at once.
+/// Every hedged call still arms and cancels its delay, keeps the race's state (one
+/// allocation, which the delay's action shares), and feeds its latency to the origin's
+/// percentile: about 0.8–0.9 µs of CPU per call that answers at once, a tenth of such a
+/// call's cost.
 struct HedgeStage: CallStage {
     let clock: any MomentsClock
     let failureStatuses: Set<Int>
