@@ -58,8 +58,8 @@ struct HedgeRace: Sendable {
 
     private let state: PThreadMutex<State>
 
-    init(failureStatuses: Set<Int>, plan: Plan) {
-        state = PThreadMutex(State(failureStatuses: failureStatuses, plan: plan))
+    init(failureStatuses: Set<Int>, plan: consuming Plan) {
+        state = PThreadMutex(State(failureStatuses: failureStatuses, plan: consume plan))
     }
 
     /// The hedging delay ended: starts the hedge if the rules let it go (see
