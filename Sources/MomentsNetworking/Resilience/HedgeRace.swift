@@ -100,7 +100,7 @@ struct HedgeRace: Sendable {
     /// Records that a hedge goes; `false` if the first attempt already ended.
     private func requestHedge() -> Bool {
         state.withLock { state in
-            guard case .first = state.phase, !state.hedgeRequested else { return false }
+            guard state.mayHedge else { return false }
             state.hedgeRequested = true
             return true
         }
